@@ -1,0 +1,25 @@
+# The two commands a newcomer types: `make demo` and `make test`. Each creates .venv and installs the
+# project into it first when the venv is missing or older than the package metadata.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test venv bench clean
+
+$(STAMP): setup.cfg pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "playground needs Python >= 3.11; set PYTHON=python3.11")'
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -e '.[test,demo]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m playground.demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) runs demo-data .pytest_cache *.egg-info

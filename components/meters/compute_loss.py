@@ -1,0 +1,14 @@
+"""ComputeLoss: the mean loss over every sample added since the last record point (and over all ranks)."""
+from __future__ import annotations
+
+from playground.meters import Meter, batch_size_of
+
+
+class ComputeLoss(Meter):
+    def __init__(self, opts=None, blob_name="loss"):
+        super().__init__(opts=opts, blob_name=blob_name or "loss")
+
+    def Add(self, blobs):
+        n = batch_size_of(blobs["label"])
+        self.total = self.total + blobs[self.blob_name].double() * n
+        self.count = self.count + n

@@ -1,0 +1,1 @@
+"""Built-in optimizers components."""

@@ -1,0 +1,19 @@
+"""torch.optim.AdamW with the opts' weight decay and learning-rate schedule (base_learning_rate, lr_policy)."""
+from __future__ import annotations
+
+import torch
+
+from playground.lr_schedule import schedule_from_opts
+
+additional_definitions = [
+    {"name": "model_param.adam_betas", "type": list, "default": [0.9, 0.999], "help": "AdamW betas (beta1, beta2)."},
+    {"name": "model_param.adam_eps", "type": float, "default": 1e-8, "help": "AdamW epsilon."},
+]
+
+
+def gen_optimizer_fun(self, model, dataset, is_train):
+    p = self.opts["model_param"]
+    beta1, beta2 = (float(b) for b in p["adam_betas"])
+    optimizer = torch.optim.AdamW(model.module.parameters(), lr=p["base_learning_rate"], betas=(beta1, beta2),
+                                  eps=p["adam_eps"], weight_decay=p["weight_decay"])
+    return optimizer, schedule_from_opts(self.opts, self.total_batch_size)

@@ -1,0 +1,18 @@
+"""torch.optim.SGD with momentum, weight decay and the opts' learning-rate schedule (base_learning_rate, lr_policy)."""
+from __future__ import annotations
+
+import torch
+
+from playground.lr_schedule import schedule_from_opts
+
+additional_definitions = [
+    {"name": "model_param.momentum", "type": float, "default": 0.9, "help": "SGD momentum."},
+    {"name": "model_param.nesterov", "type": bool, "default": False, "help": "Use Nesterov momentum."},
+]
+
+
+def gen_optimizer_fun(self, model, dataset, is_train):
+    p = self.opts["model_param"]
+    optimizer = torch.optim.SGD(model.module.parameters(), lr=p["base_learning_rate"], momentum=p["momentum"],
+                                nesterov=p["nesterov"] and p["momentum"] > 0, weight_decay=p["weight_decay"])
+    return optimizer, schedule_from_opts(self.opts, self.total_batch_size)

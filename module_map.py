@@ -1,0 +1,28 @@
+"""The component table: public name -> module. The opts name components by these keys.
+
+Add a line to register your own component; or skip this file and write an importable dotted module path
+(mypackage.my_component) directly in the opts. `playground components` lists everything registered here.
+"""
+
+MODULE_MAP = {
+    # inputs (input.input_name_py)
+    "synthetic_input": "components.inputs.synthetic_input",
+    # models (model.model_name_py)
+    "basic_model": "components.models.basic_model",
+    # forward passes (model.forward_pass_py)
+    "mlp_forward": "components.forward_passes.mlp_forward",
+    "small_cnn_forward": "components.forward_passes.small_cnn_forward",
+    # optimizers (model.optimizer_py)
+    "sgd_optimizer": "components.optimizers.sgd_optimizer",
+    "adamw_optimizer": "components.optimizers.adamw_optimizer",
+    # rendezvous (model.rendezvous_py)
+    "rendezvous_env": "components.rendezvous.rendezvous_env",
+    # meters (output.metrics[].meter_py)
+    "ComputeLoss": "components.meters.compute_loss",
+    "ComputeTopKAccuracy": "components.meters.compute_topk_accuracy",
+    # outputs (output.gen_output_py, output.gen_checkpoint_path_py)
+    "output_generator": "components.outputs.output_generator",
+    "gen_checkpoint_path": "components.outputs.gen_checkpoint_path",
+    # overrides (model.additional_override_py)
+    "override_no_test_model_no_checkpoint": "components.overrides.override_no_test_model_no_checkpoint",
+}

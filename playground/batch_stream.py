@@ -1,0 +1,212 @@
+"""This rank's batches: an endless, resumable training stream and a test stream, both over DataLoaders.
+
+Training order is a pure function of (seed, global batch number): pass p over the N training samples is the
+permutation `randperm(N)` seeded by (seed, p); global batch i holds stream positions [i*G, (i+1)*G) for a
+global batch G, and rank r takes the r-th slice of B = G / world_size. So 2 ranks x B see exactly the samples
+of 1 rank x 2B, a resumed run starts at batch i without decoding anything twice, and every rank runs the same
+number of steps. With `num_train_sample_per_epoch: 0` an epoch is one pass (drop-last) and each epoch starts a
+new pass; otherwise the stream runs across pass boundaries.
+
+Each sample is requested as (pass, index): a dataset that defines `get_sample(index, epoch)` receives the pass
+number so its random augmentation can depend only on (seed, pass, index); others get `dataset[index]`.
+Test samples are sharded without padding (rank r takes indices r, r+W, ...), so each is counted once.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import torch
+from torch.utils.data import DataLoader, Dataset, Sampler
+from torch.utils.data.dataloader import default_collate
+
+from playground.run_context import RunContext
+
+Key = tuple[int, int]   # (data pass, sample index)
+
+
+def pass_permutation(num_samples: int, seed: int, data_pass: int) -> torch.Tensor:
+    generator = torch.Generator()
+    generator.manual_seed((seed * 1_000_003 + data_pass) % (2 ** 63))
+    return torch.randperm(num_samples, generator=generator)
+
+
+class TrainSampler(Sampler[Key]):
+    """This rank's sample keys for global batches start_batch, start_batch + 1, ... without end."""
+
+    def __init__(self, num_samples: int, batch_per_device: int, world_size: int, rank: int, seed: int,
+                 iterations_per_pass: int | None, shuffle: bool = True) -> None:
+        self.num_samples, self.batch, self.world_size, self.rank = num_samples, batch_per_device, world_size, rank
+        self.seed, self.iterations_per_pass, self.shuffle = seed, iterations_per_pass, shuffle
+        self.start_batch = 0
+        self._perms: dict[int, torch.Tensor] = {}
+
+    def keys(self, global_batch: int) -> list[Key]:
+        per_global = self.batch * self.world_size
+        if self.iterations_per_pass:   # one pass per epoch: each pass restarts at position 0
+            data_pass = global_batch // self.iterations_per_pass
+            start = (global_batch % self.iterations_per_pass) * per_global + self.rank * self.batch
+            positions = [(data_pass, start + k) for k in range(self.batch)]
+        else:
+            first = global_batch * per_global + self.rank * self.batch
+            positions = [divmod(first + k, self.num_samples) for k in range(self.batch)]
+        return [(p, int(self._order(p)[offset])) for p, offset in positions]
+
+    def _order(self, data_pass: int) -> torch.Tensor:
+        if data_pass not in self._perms:
+            if len(self._perms) > 2:
+                self._perms.pop(min(self._perms))
+            self._perms[data_pass] = (pass_permutation(self.num_samples, self.seed, data_pass) if self.shuffle
+                                      else torch.arange(self.num_samples))
+        return self._perms[data_pass]
+
+    def __iter__(self) -> Iterator[Key]:
+        batch = self.start_batch
+        while True:
+            yield from self.keys(batch)
+            batch += 1
+
+
+class ShardSampler(Sampler[Key]):
+    """Rank r's indices r, r+W, ... of the first `count` samples; cycles from `start` batches on when endless."""
+
+    def __init__(self, count: int, world_size: int, rank: int, batch: int, endless: bool) -> None:
+        self.indices = list(range(rank, count, world_size))
+        self.batch, self.endless = batch, endless
+        self.start_batch = 0
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def __iter__(self) -> Iterator[Key]:
+        if not self.endless:
+            yield from ((0, i) for i in self.indices)
+            return
+        position = self.start_batch * self.batch
+        while True:
+            yield 0, self.indices[position % len(self.indices)]
+            position += 1
+
+
+class KeyedDataset(Dataset):
+    """Adapts a map-style dataset to (pass, index) keys."""
+
+    def __init__(self, dataset: Any) -> None:
+        self.dataset = dataset
+        self._get_sample = getattr(dataset, "get_sample", None)
+
+    def __len__(self) -> int:
+        return len(self.dataset)
+
+    def __getitem__(self, key: Key) -> Any:
+        data_pass, index = key
+        return self._get_sample(index, data_pass) if self._get_sample else self.dataset[index]
+
+
+class BatchStream:
+    """Batches on the device, counting what was consumed so a checkpoint can restart at that position."""
+
+    def __init__(self, loader: DataLoader, sampler: Any, device: torch.device) -> None:
+        self.loader, self.sampler, self.device = loader, sampler, device
+        self.position = 0
+        self._iterator: Iterator | None = None
+
+    def next(self) -> Any:
+        if self._iterator is None:
+            self.sampler.start_batch = self.position
+            self._iterator = iter(self.loader)
+        batch = next(self._iterator)
+        self.position += 1
+        return to_device(batch, self.device)
+
+    def state_dict(self) -> dict:
+        return {"position": self.position}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.position = int(state["position"])
+        self._iterator = None   # restarted lazily at the restored position
+
+
+class TestStream(BatchStream):
+    """Record-point test batches cycle through this rank's shard; an epoch-end pass reads it once."""
+
+    def __init__(self, loader: DataLoader | None, sampler: Any, full_loader: DataLoader, device: torch.device) -> None:
+        super().__init__(loader, sampler, device)
+        self.full_loader = full_loader
+        self._saved: Iterator | None = None
+        self._in_full_pass = False
+
+    def begin_full_pass(self) -> int:
+        """Switch next() to a fresh pass over the shard; return how many batches it holds."""
+        self._saved, self._iterator = self._iterator, iter(self.full_loader)
+        self._in_full_pass = True
+        return len(self.full_loader)
+
+    def end_full_pass(self) -> None:
+        self._iterator, self._saved = self._saved, None
+        self._in_full_pass = False
+
+    def next(self) -> Any:
+        if self._in_full_pass:
+            return to_device(next(self._iterator), self.device)
+        if self.loader is None:
+            raise RuntimeError("no record-point test batches: epoch_iter.num_test_iter is 0")
+        return super().next()
+
+
+def build_train_stream(dataset: Any, opts: dict, ctx: RunContext, iterations_per_epoch: int) -> BatchStream:
+    _check_dataset(dataset, "training")
+    batch = opts["epoch_iter"]["batch_per_device"]
+    one_pass = opts["epoch_iter"]["num_train_sample_per_epoch"] == 0
+    sampler = TrainSampler(len(dataset), batch, ctx.world_size, ctx.rank, opts["model_param"]["seed"],
+                           iterations_per_epoch if one_pass else None, opts["input"]["shuffle_train"])
+    return BatchStream(_loader(dataset, sampler, batch, opts, ctx), sampler, ctx.device)
+
+
+def build_test_stream(dataset: Any, opts: dict, ctx: RunContext) -> TestStream | None:
+    if dataset is None:
+        return None
+    _check_dataset(dataset, "test")
+    batch = opts["epoch_iter"]["test_batch_per_device"] or opts["epoch_iter"]["batch_per_device"]
+    total = len(dataset)
+    if total < ctx.world_size:
+        raise ValueError(f"the test set has {total} samples, fewer than the {ctx.world_size} ranks")
+    count = min(opts["epoch_iter"]["num_test_sample"] or total, total)
+    full_sampler = ShardSampler(count, ctx.world_size, ctx.rank, batch, endless=False)
+    full = _loader(dataset, full_sampler, batch, opts, ctx)
+    loader = sampler = None
+    if opts["epoch_iter"]["num_test_iter"] > 0:
+        sampler = ShardSampler(total, ctx.world_size, ctx.rank, batch, endless=True)
+        loader = _loader(dataset, sampler, batch, opts, ctx)
+    return TestStream(loader, sampler, full, ctx.device)
+
+
+def to_device(batch: Any, device: torch.device) -> Any:
+    if isinstance(batch, torch.Tensor):
+        return batch.to(device, non_blocking=True)
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(to_device(b, device) for b in batch)
+    if isinstance(batch, dict):
+        return {k: to_device(v, device) for k, v in batch.items()}
+    return batch
+
+
+def _loader(dataset: Any, sampler: Sampler, batch: int, opts: dict, ctx: RunContext) -> DataLoader:
+    workers = opts["input"]["decode_threads"]
+    generator = torch.Generator()
+    generator.manual_seed(opts["model_param"]["seed"])   # keeps the global RNG untouched by loader creation
+    extra: dict = {}
+    if workers > 0:
+        method = opts["input"]["worker_start_method"]
+        extra = {"persistent_workers": True, "prefetch_factor": 4,
+                 "multiprocessing_context": None if method == "auto" else method}
+    return DataLoader(KeyedDataset(dataset), batch_size=batch, sampler=sampler, num_workers=workers,
+                      collate_fn=getattr(dataset, "collate_fn", None) or default_collate,
+                      pin_memory=ctx.device.type == "cuda", drop_last=False, generator=generator, **extra)
+
+
+def _check_dataset(dataset: Any, what: str) -> None:
+    if not (hasattr(dataset, "__getitem__") and hasattr(dataset, "__len__")):
+        raise TypeError(f"gen_input_builder_fun must return a map-style dataset (with __len__ and __getitem__) for "
+                        f"the {what} data, got {type(dataset).__name__}")
+    if len(dataset) == 0:
+        raise ValueError(f"the {what} dataset is empty")

@@ -1,0 +1,128 @@
+"""Checkpoint files on disk: the state file, its JSON info file, the `last`/`best` pointers and ckpt.log.
+
+A state file is written atomically (temporary file, fsync, rename) and read with `weights_only=True`, so
+loading never runs code from the file. Its info file (`<name>.json`) holds position, metrics, SHA-256,
+timestamp, metadata, the opts hash and the run id; the pointers are relative symbolic links replaced
+atomically, so rolling back is `ln -sfn model_checkpoint_epoch3.pt last`.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from playground.atomic_files import fsync_folder, write_json, write_with
+
+FORMAT = "playground-checkpoint"
+VERSION = 1
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint could not be written or read; the message names the file."""
+
+
+@dataclass
+class CheckpointInfo:
+    path: str
+    info: dict
+
+    @property
+    def position(self) -> tuple[int, int]:
+        return int(self.info.get("epoch", 0)), int(self.info.get("epoch_iter", 0))
+
+
+def info_path(path: str) -> str:
+    return os.path.splitext(path)[0] + ".json"
+
+
+def save_state(path: str, state: dict) -> int:
+    """Write `state` atomically to `path`; return its size in bytes. Raises CheckpointError naming the file."""
+    try:
+        write_with(path, lambda handle: torch.save(state, handle))
+        return os.path.getsize(path)
+    except (OSError, RuntimeError) as err:
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        raise CheckpointError(f"could not write checkpoint {path}: {reason}. Earlier checkpoints are intact; "
+                              "free space or choose another output.checkpoint_folder.") from err
+
+
+def load_state(path: str, map_location: Any = "cpu") -> dict:
+    """Read a state file without unpickling arbitrary objects."""
+    try:
+        state = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as err:  # truncated zip, wrong format, disallowed global ...
+        raise CheckpointError(f"could not read checkpoint {path}: {type(err).__name__}: {err}") from err
+    if not isinstance(state, dict) or state.get("format") != FORMAT:
+        raise CheckpointError(f"{path} is not a playground checkpoint (no format marker)")
+    return state
+
+
+def sha256_of(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 22), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_info(path: str, info: dict) -> None:
+    write_json(info_path(path), info)
+
+
+def read_info(path: str) -> dict | None:
+    try:
+        with open(info_path(path), encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return None
+
+
+def set_pointer(folder: str, name: str, target: str) -> None:
+    """Atomically point `folder/name` at `target` (a file in the same folder) with a relative symlink."""
+    link = os.path.join(folder, name)
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)
+    os.symlink(os.path.basename(target), tmp)
+    os.replace(tmp, link)
+    fsync_folder(folder)
+
+
+def read_pointer(folder: str, name: str) -> str | None:
+    """The file `folder/name` points to, or None when the pointer is missing or dangling."""
+    link = os.path.join(folder, name)
+    if os.path.islink(link):
+        target = os.path.join(folder, os.readlink(link))
+    elif os.path.isfile(link):  # a plain file holding a file name, for filesystems without symlinks
+        with open(link, encoding="utf-8") as handle:
+            target = os.path.join(folder, handle.read().strip())
+    else:
+        return None
+    return target if os.path.isfile(target) else None
+
+
+def list_checkpoints(folder: str) -> list[CheckpointInfo]:
+    """Checkpoints in `folder` that have an info file, newest position first."""
+    found = []
+    with contextlib.suppress(FileNotFoundError):
+        for name in os.listdir(folder):
+            path = os.path.join(folder, name)
+            if name.endswith(".json") or name.startswith(".") or os.path.islink(path) or not os.path.isfile(path):
+                continue
+            info = read_info(path)
+            if info is not None and info.get("format") == FORMAT:
+                found.append(CheckpointInfo(path, info))
+    found.sort(key=lambda c: (c.position, c.info.get("timestamp", 0)), reverse=True)
+    return found
+
+
+def append_log(folder: str, message: str) -> None:
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+    with open(os.path.join(folder, "ckpt.log"), "a", encoding="utf-8") as handle:
+        handle.write(f"{stamp} {message}\n")

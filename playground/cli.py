@@ -1,0 +1,45 @@
+"""Command line: `playground <command>`; `python AnyExpOnTerm.py ...` is `playground run ...`.
+
+Only argparse is imported here: each command module defines its arguments cheaply and imports what it needs
+(torch, matplotlib, ...) inside its `main`, so `--help` answers quickly.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> (module under playground.commands, one-line help)
+COMMANDS = {
+    "run": ("run", "train one experiment from an opts blob (same as python AnyExpOnTerm.py)"),
+    "schema": ("schema", "print the JSON Schema (or the Markdown reference) of the opts"),
+    "components": ("components", "list every registered component with its kind and description"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="playground", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (module_name, help_text) in COMMANDS.items():
+        module = importlib.import_module(f"playground.commands.{module_name}")
+        command = sub.add_parser(name, help=help_text, description=module.__doc__.splitlines()[0])
+        module.add_arguments(command)
+        command.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    return int(args._module.main(args) or 0)
+
+
+def run_main(argv: list[str] | None = None) -> int:
+    """`python AnyExpOnTerm.py ARGS` is `playground run ARGS`."""
+    from playground.commands import run
+    parser = argparse.ArgumentParser(prog="AnyExpOnTerm.py", description=run.__doc__.splitlines()[0])
+    run.add_arguments(parser)
+    return int(run.main(parser.parse_args(sys.argv[1:] if argv is None else argv)) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""Train one experiment from an opts blob: validate, plan, then run every rank of it.
+
+Exit codes: 0 done, 2 unusable opts or command line (nothing was started), 1 the run failed.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--parameters-json", metavar="JSON",
+                        help='the opts as JSON text: \'{"opts": {"input": {...}, "model": {...}, ...}}\'')
+    source.add_argument("--parameters-file", metavar="FILE", help="the opts as a JSON file of the same form")
+    parser.add_argument("--defaults-file", metavar="INI",
+                        help="CANDLE-style defaults applied beneath the opts ([Global_Params] with dotted keys)")
+    parser.add_argument("--set", metavar="SECTION.KEY=VALUE", action="append", default=[], dest="sets",
+                        help="override one key (repeatable); VALUE is a JSON literal, else a string")
+    parser.add_argument("--shard-id", type=int, metavar="N", help="this host's index when num_shards > 1")
+    parser.add_argument("--run-dir", metavar="DIR",
+                        help="the run folder (default runs/<name>-<timestamp>); reuse it to resume a run")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="validate, resolve every component, print the plan and exit without training")
+
+
+def main(args: argparse.Namespace) -> int:
+    from playground.opts_layers import OptsError
+    from playground.registry import ComponentError
+    from playground.run_setup import prepare_run
+
+    try:
+        prepared = prepare_run(args)
+    except (OptsError, ComponentError) as err:
+        print(f"playground: error: {err}", file=sys.stderr)
+        return 2
+    for line in prepared.resolved.warnings:
+        print(f"playground: warning: {line}", file=sys.stderr)
+    for line in prepared.resolved.notes:
+        print(f"playground: note: {line}", file=sys.stderr)
+    if args.dry_run:
+        print(prepared.plan.describe())
+        print(f"\nresolved opts written to {prepared.opts_file}")
+        return 0
+    from playground.launch import launch
+    return launch(prepared)

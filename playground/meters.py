@@ -1,0 +1,71 @@
+"""The meter interface (Reset / Add / Compute, as in the original) and the blobs a meter reads.
+
+A meter is a class in a registered module, constructed as `Meter(opts=opts, **meter_kargs)`. `Add(blobs)` is
+called after every train step (train meters) or test batch (test meters) with the outputs of that forward pass;
+`Compute()` at a record point gives the value over everything added since the last `Reset()`.
+
+Subclass `Meter` and keep your state in `self.total` and `self.count` (or override `sums`/`load_sums`) so
+that the framework can add the state of all ranks before `Compute`: a metric is then exact over the whole
+global batch, never an average of per-rank averages. A meter without `sums` is computed on each rank alone.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Iterator
+
+import torch
+
+
+class Blobs(Mapping):
+    """Outputs of one forward pass by the original blob names: `loss`, `softmax`, `label`, plus `logits`.
+
+    `softmax` is computed from `logits` on first use only.
+    """
+
+    def __init__(self, loss: torch.Tensor, logits: Any, label: Any) -> None:
+        self._blobs: dict[str, Any] = {"loss": loss, "logits": logits, "label": label}
+
+    def __getitem__(self, name: str) -> Any:
+        if name == "softmax" and "softmax" not in self._blobs:
+            self._blobs["softmax"] = torch.softmax(self._blobs["logits"].float(), dim=-1)
+        if name not in self._blobs and name != "softmax":
+            raise KeyError(f"no blob named {name!r}; a forward pass gives loss, softmax, logits and label")
+        return self._blobs[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("loss", "softmax", "logits", "label"))
+
+    def __len__(self) -> int:
+        return 4
+
+
+class Meter:
+    """Base class: a sum and a count, added across ranks before Compute() = total / count."""
+
+    def __init__(self, opts: dict | None = None, blob_name: Any = None) -> None:
+        self.opts = opts
+        self.blob_name = blob_name
+        self.Reset()
+
+    def Reset(self) -> None:
+        self.total: torch.Tensor | float = 0.0
+        self.count: torch.Tensor | float = 0.0
+
+    def Add(self, blobs: Blobs) -> None:
+        raise NotImplementedError
+
+    def Compute(self) -> float | None:
+        count = float(self.count)
+        return float(self.total) / count if count else None
+
+    def sums(self) -> torch.Tensor:
+        """The state that adds across ranks, as a float64 vector."""
+        return torch.stack([torch.as_tensor(self.total, dtype=torch.float64).cpu(),
+                            torch.as_tensor(self.count, dtype=torch.float64).cpu()])
+
+    def load_sums(self, sums: torch.Tensor) -> None:
+        self.total, self.count = sums[0].clone(), sums[1].clone()
+
+
+def batch_size_of(label: Any) -> int:
+    return int(label.shape[0]) if hasattr(label, "shape") and label.dim() > 0 else 1

@@ -1,0 +1,103 @@
+"""The run's metrics: the meters, and the index-aligned lists of the original (epochs, samples_per_sec,
+secs_per_train, one per metric), plus the full record of each point as written to metrics.jsonl.
+
+A record point reduces every reducible meter of every rank in one collective, computes, resets, and appends
+one value to every list, so the lists stay aligned (null where a metric had nothing to measure).
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+import torch
+
+from playground.meters import Blobs
+
+
+class MetricsBook:
+    def __init__(self) -> None:
+        self.metrics: dict[str, dict] = {}    # name -> {"calculator": meter, "output": [...], "is_train": bool}
+        self.record_epochs: list[float | None] = []
+        self.samples_per_sec: list[float | None] = []
+        self.secs_per_train: list[float | None] = []
+        self.records: list[dict] = []
+        self.prior_wall_time = 0.0            # seconds spent before the run was last resumed
+        self._phase: dict[bool, list] = {True: [], False: []}
+        self._warned: set[str] = set()
+
+    def create_meters(self, opts: dict, classes: dict[str, type]) -> None:
+        for metric in opts["output"]["metrics"]:
+            meter = classes[metric["name"]](opts=opts, **metric["meter_kargs"])
+            self.metrics[metric["name"]] = {"calculator": meter, "output": [], "is_train": metric["is_train"]}
+            self._phase[metric["is_train"]].append(meter)
+
+    def add(self, is_train: bool, loss: torch.Tensor, output: Any, labels: Any) -> None:
+        meters = self._phase[is_train]
+        if meters:
+            blobs = Blobs(loss.detach(), output.detach() if isinstance(output, torch.Tensor) else output, labels)
+            for meter in meters:
+                meter.Add(blobs)
+
+    def record(self, *, kind: str, epoch: int, epoch_iter: int, iteration: int, epochs: float,
+               samples_per_sec: float | None, secs_per_train: float | None, lr: float | None, wall_time: float,
+               reduce: Callable[[torch.Tensor], torch.Tensor] | None) -> dict:
+        if reduce is not None:
+            self._reduce(reduce)
+        values = {}
+        for name, entry in self.metrics.items():
+            meter = entry["calculator"]
+            value = meter.Compute()
+            values[name] = None if value is None else float(value)
+            meter.Reset()
+        record = {"index": len(self.records), "kind": kind, "epoch": epoch, "epoch_iter": epoch_iter,
+                  "iteration": iteration, "epochs": epochs, "samples_per_sec": samples_per_sec,
+                  "secs_per_train": secs_per_train, "lr": lr, "wall_time": wall_time, **values}
+        self._append(record)
+        return record
+
+    def lists(self) -> dict[str, list]:
+        """The original `metrics_output`: one list per metric plus epochs, samples_per_sec, secs_per_train."""
+        out = {name: entry["output"] for name, entry in self.metrics.items()}
+        out.update(epochs=self.record_epochs, samples_per_sec=self.samples_per_sec, secs_per_train=self.secs_per_train)
+        return out
+
+    def state_dict(self) -> dict:
+        meters = {name: e["calculator"].sums() for name, e in self.metrics.items() if hasattr(e["calculator"], "sums")}
+        return {"records": list(self.records), "meters": meters, "prior_wall_time": self.prior_wall_time}
+
+    def load_state_dict(self, state: dict, wall_time_at_save: float) -> None:
+        for lst in (self.record_epochs, self.samples_per_sec, self.secs_per_train, self.records):
+            lst.clear()
+        for entry in self.metrics.values():
+            entry["output"].clear()
+        for record in state["records"]:
+            self._append(dict(record))
+        for name, sums in state["meters"].items():
+            if name in self.metrics:
+                self.metrics[name]["calculator"].load_sums(sums)
+        self.prior_wall_time = wall_time_at_save
+
+    def _append(self, record: dict) -> None:
+        self.records.append(record)
+        self.record_epochs.append(record["epochs"])
+        self.samples_per_sec.append(record["samples_per_sec"])
+        self.secs_per_train.append(record["secs_per_train"])
+        for name, entry in self.metrics.items():
+            entry["output"].append(record.get(name))
+
+    def _reduce(self, reduce: Callable[[torch.Tensor], torch.Tensor]) -> None:
+        reducible = [(n, e["calculator"]) for n, e in self.metrics.items() if hasattr(e["calculator"], "sums")]
+        for name, entry in self.metrics.items():
+            if not hasattr(entry["calculator"], "sums") and name not in self._warned:
+                self._warned.add(name)
+                logging.getLogger("playground").warning(
+                    "metric %s: its meter has no sums()/load_sums(), so each rank computes it alone "
+                    "(subclass playground.meters.Meter to reduce it across ranks)", name)
+        if not reducible:
+            return
+        parts = [meter.sums() for _, meter in reducible]
+        total = reduce(torch.cat(parts))
+        offset = 0
+        for (_, meter), part in zip(reducible, parts):
+            meter.load_sums(total[offset:offset + part.numel()])
+            offset += part.numel()

@@ -1,0 +1,169 @@
+"""Reads the user's opts layers into nested dicts: the JSON blob, a CANDLE-style defaults file, --set items.
+
+Each loader raises `OptsError` naming the source and the place (line and column of malformed JSON, the
+section and key of a defaults file). `merge` layers them (later wins) and remembers which layer set each key,
+so that validation errors can say where a bad value came from.
+"""
+from __future__ import annotations
+
+import ast
+import configparser
+import json
+from typing import Any
+
+
+class OptsError(ValueError):
+    """The opts are unusable; `problems` holds one line per problem, each naming where it is."""
+
+    def __init__(self, problems: list[str] | str) -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("\n".join(self.problems))
+
+    def __str__(self) -> str:
+        if len(self.problems) == 1:
+            return self.problems[0]
+        return f"{len(self.problems)} problems in the opts:\n" + "\n".join(f"  - {p}" for p in self.problems)
+
+
+def load_blob(text: str, origin: str) -> dict:
+    """Parse `{"opts": {...}}` from JSON text; `origin` names where it came from."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        lines = text.splitlines() or [""]
+        line = lines[err.lineno - 1] if 0 < err.lineno <= len(lines) else ""
+        pointer = " " * (err.colno - 1) + "^"
+        raise OptsError(f"{origin}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}\n"
+                        f"    {line}\n    {pointer}") from None
+    if not isinstance(data, dict) or "opts" not in data:
+        keys = ", ".join(sorted(data)) if isinstance(data, dict) else type(data).__name__
+        raise OptsError(f'{origin}: expected a JSON object of the form {{"opts": {{...}}}}, got {keys or "{}"}')
+    if not isinstance(data["opts"], dict):
+        raise OptsError(f"{origin}: opts must be a JSON object (a dictionary of sections)")
+    return data["opts"]
+
+
+def load_blob_file(path: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as err:
+        raise OptsError(f"--parameters-file {path}: cannot read it: {err.strerror}") from None
+    return load_blob(text, path)
+
+
+def load_defaults_file(path: str, sections: tuple[str, ...], known_paths: list[str]) -> dict:
+    """Read a CANDLE-style INI file into nested opts.
+
+    `[Global_Params]` takes dotted keys (`epoch_iter.num_epochs = 20`) or bare keys that name exactly one known
+    key (`batch_per_device = 32`); a section named like an opts section (`[epoch_iter]`) takes its own keys.
+    Values are Python literals; anything that is not one is taken as a string.
+    """
+    parser = configparser.ConfigParser(interpolation=None, strict=True)
+    parser.optionxform = str  # keep key case
+    try:
+        with open(path, encoding="utf-8") as handle:
+            parser.read_file(handle, source=path)
+    except OSError as err:
+        raise OptsError(f"--defaults-file {path}: cannot read it: {err.strerror}") from None
+    except configparser.Error as err:
+        raise OptsError(f"--defaults-file {path}: not a valid INI file: {err}") from None
+    out: dict = {}
+    problems = []
+    for section in parser.sections():
+        for key, text in parser.items(section):
+            where = f"--defaults-file {path}, [{section}] {key}"
+            if section in sections:
+                dotted = f"{section}.{key}"
+            elif section == "Global_Params":
+                dotted = key if "." in key else _unique_path(key, known_paths)
+                if dotted is None:
+                    problems.append(f"{where}: a bare key must name exactly one known opts key; write it dotted "
+                                    f"(section.{key})")
+                    continue
+            else:
+                problems.append(f"{where}: unknown section [{section}]; use [Global_Params] or one of "
+                                + ", ".join(f"[{s}]" for s in sections))
+                continue
+            set_path(out, dotted, _literal(text))
+    if problems:
+        raise OptsError(problems)
+    return out
+
+
+def parse_set(item: str) -> tuple[str, Any]:
+    """`section.key=value` -> (path, value); the value is a JSON literal, or else the plain string."""
+    path, sep, text = item.partition("=")
+    path = path.strip()
+    if not sep or "." not in path or not all(path.split(".")):
+        raise OptsError(f"--set {item!r}: expected section.key=value, e.g. --set epoch_iter.num_epochs=20")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        value = text
+    return path, value
+
+
+def set_path(tree: dict, dotted: str, value: Any) -> None:
+    parts = dotted.split(".")
+    node = tree
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = node[part] = {}
+        node = child
+    node[parts[-1]] = value
+
+
+def merge(layers: list[tuple[str, dict]]) -> tuple[dict, dict[str, str]]:
+    """Deep-merge `(layer name, nested dict)` pairs, later layers winning; also return path -> layer name."""
+    merged: dict = {}
+    origin: dict[str, str] = {}
+
+    def walk(target: dict, source: dict, prefix: str, layer: str) -> None:
+        for key, value in source.items():
+            path = f"{prefix}{key}"
+            if isinstance(value, dict) and isinstance(target.get(key), dict):
+                walk(target[key], value, path + ".", layer)
+            else:
+                target[key] = _copy(value)
+                for stale in [p for p in origin if p.startswith(path + ".")]:
+                    del origin[stale]
+                _mark(origin, path, value, layer)
+
+    for name, layer in layers:
+        walk(merged, layer, "", name)
+    return merged, origin
+
+
+def describe_origin(origin: dict[str, str], path: str) -> str:
+    layer = origin.get(path)
+    return f" (from {layer})" if layer else ""
+
+
+def _mark(origin: dict[str, str], path: str, value: Any, layer: str) -> None:
+    origin[path] = layer
+    if isinstance(value, dict):
+        for key, child in value.items():
+            _mark(origin, f"{path}.{key}", child, layer)
+
+
+def _copy(value: Any) -> Any:
+    return json.loads(json.dumps(value)) if isinstance(value, (dict, list)) else value
+
+
+def _literal(text: str) -> Any:
+    text = text.strip()
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        lowered = text.lower()
+        if lowered in ("true", "false"):
+            return lowered == "true"
+        return text
+
+
+def _unique_path(key: str, known_paths: list[str]) -> str | None:
+    matches = [p for p in known_paths if p.rsplit(".", 1)[-1] == key]
+    return matches[0] if len(matches) == 1 else None
+

@@ -1,0 +1,97 @@
+"""What a run leaves in its folder: metrics.jsonl (a line per record point, as it happens), results.json,
+the PNG plots of output.plots, train.log and, optionally, TensorBoard events. Only rank 0 writes.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+from typing import Any
+
+from playground.atomic_files import atomic_open, write_json
+from playground.plots import draw_runs, plot_filename
+
+log = logging.getLogger("playground")
+
+
+class RunOutputs:
+    def __init__(self, run_dir: str, enabled: bool) -> None:
+        self.run_dir, self.enabled = run_dir, enabled
+        self.metrics_path = os.path.join(run_dir, "metrics.jsonl")
+        self.results_path = os.path.join(run_dir, "results.json")
+        self._tensorboard: Any = None
+
+    def open_log(self, opts: dict) -> None:
+        if not self.enabled:
+            return
+        os.makedirs(self.run_dir, exist_ok=True)
+        if opts["output"]["tensorboard"]:
+            try:
+                from torch.utils.tensorboard import SummaryWriter
+                self._tensorboard = SummaryWriter(os.path.join(self.run_dir, "tensorboard"))
+            except ImportError:
+                log.warning("output.tensorboard is true but the tensorboard package is not installed; "
+                            "pip install tensorboard to get event files")
+
+    def append_record(self, record: dict) -> None:
+        if not self.enabled:
+            return
+        with open(self.metrics_path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+        if self._tensorboard is not None:
+            step = record["iteration"]
+            for key, value in record.items():
+                if key not in ("index", "kind", "epoch", "epoch_iter", "iteration") and isinstance(value, (int, float)):
+                    self._tensorboard.add_scalar(key, value, step)
+            self._tensorboard.flush()
+
+    def rewrite_records(self, records: list[dict]) -> None:
+        """After a resume: metrics.jsonl holds exactly the checkpoint's record points, no duplicates."""
+        if not self.enabled:
+            return
+        os.makedirs(self.run_dir, exist_ok=True)
+        with atomic_open(self.metrics_path, "w") as handle:
+            for record in records:
+                handle.write(json.dumps(record) + "\n")
+
+    def draw_plots(self, specs: list[dict], lists: dict) -> list[str]:
+        if not self.enabled:
+            return []
+        return [draw_runs(spec, [("", lists)], os.path.join(self.run_dir, plot_filename(i, spec)))
+                for i, spec in enumerate(specs)]
+
+    def write_results(self, result: dict, book: Any, wall_time: float) -> None:
+        if not self.enabled:
+            return
+        out = {key: value for key, value in result.items() if _is_json(value)}
+        out.setdefault("model", None)
+        out["metrics"] = book.lists()
+        out["best"] = best_values(book)
+        out["wall_time_s"] = wall_time
+        out["records"] = len(book.records)
+        write_json(self.results_path, out)
+        if self._tensorboard is not None:
+            self._tensorboard.close()
+
+
+def best_values(book: Any) -> dict[str, dict]:
+    """Best value of each test metric (min for names with 'loss'/'error', else max) and where it was."""
+    best = {}
+    for name, entry in book.metrics.items():
+        if entry["is_train"]:
+            continue
+        lower = "loss" in name or "error" in name
+        points = [(v, i) for i, v in enumerate(entry["output"]) if isinstance(v, (int, float)) and math.isfinite(v)]
+        if points:
+            value, index = (min if lower else max)(points)
+            best[name] = {"value": value, "index": index, "epochs": book.record_epochs[index]}
+    return best
+
+
+def _is_json(value: Any) -> bool:
+    try:
+        json.dumps(value)
+        return True
+    except (TypeError, ValueError):
+        return False

@@ -1,0 +1,52 @@
+"""PNG plots of the metrics lists, drawn with matplotlib's Agg backend (no display needed).
+
+A plot spec is an entry of `output.plots`: x (a list name; empty means the fractional epochs), x_title, ys
+(list names), y_title. `draw_runs` overlays the same spec for several runs (`playground plot`).
+"""
+from __future__ import annotations
+
+import math
+import os
+import re
+from typing import Sequence
+
+
+def plot_filename(index: int, spec: dict) -> str:
+    title = spec.get("y_title") or "_".join(spec["ys"])
+    slug = re.sub(r"[^A-Za-z0-9]+", "_", title).strip("_").lower()[:60] or "metrics"
+    return f"plot{index}_{slug}.png"
+
+
+def draw_runs(spec: dict, runs: Sequence[tuple[str, dict]], path: str) -> str:
+    """Draw `spec` for every (label, metrics lists) in `runs` into `path`; return the path."""
+    import matplotlib
+    matplotlib.use("Agg", force=True)
+    from matplotlib import pyplot as plt
+
+    x_name = spec.get("x") or "epochs"
+    figure, axes = plt.subplots(figsize=(8, 5), dpi=100)
+    try:
+        for label, lists in runs:
+            xs = lists.get(x_name, [])
+            for y_name in spec["ys"]:
+                points = [(x, y) for x, y in zip(xs, lists.get(y_name, [])) if _finite(x) and _finite(y)]
+                if not points:
+                    continue
+                name = f"{label}: {y_name}" if len(runs) > 1 else y_name
+                axes.plot([p[0] for p in points], [p[1] for p in points], marker="." if len(points) < 50 else None,
+                          label=name)
+        axes.set_xlabel(spec.get("x_title") or x_name)
+        axes.set_ylabel(spec.get("y_title") or ", ".join(spec["ys"]))
+        axes.set_title(spec.get("y_title") or ", ".join(spec["ys"]))
+        axes.grid(True, alpha=0.3)
+        if axes.lines:
+            axes.legend(fontsize="small")
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        figure.savefig(path, format="png")
+    finally:
+        plt.close(figure)
+    return path
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)

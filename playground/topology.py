@@ -1,0 +1,90 @@
+"""Where this process sits in the run: devices per host, hosts, this host's shard, and who starts the ranks.
+
+The one place that decides the device. Sources, in order: torchrun's environment (ranks are given, nothing is
+spawned), a Slurm step with one task per device (likewise), a Slurm step with one task per host (the task is
+the shard and spawns its devices), else the opts (`--shard-id` or `distributed.shard_id`, and this command
+spawns `num_gpus` or `num_cpus` processes). Global rank = shard_id * devices_per_host + local_rank.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Mapping
+
+
+@dataclass(frozen=True)
+class Topology:
+    device_type: str          # "cuda" or "cpu"
+    devices_per_host: int
+    num_shards: int
+    shard_id: int
+    first_device: int         # first CUDA index on each host (0 for CPU)
+    backend: str | None       # "nccl" or "gloo"; None for a single process
+    launcher: str             # "single", "spawn", "torchrun" or "slurm"
+    given_rank: int | None = None       # set when the environment already says which rank this process is
+    given_local_rank: int | None = None
+
+    @property
+    def world_size(self) -> int:
+        return self.devices_per_host * self.num_shards
+
+    def global_rank(self, local_rank: int) -> int:
+        return self.shard_id * self.devices_per_host + local_rank
+
+    def device_name(self, local_rank: int) -> str:
+        return f"cuda:{self.first_device + local_rank}" if self.device_type == "cuda" else "cpu"
+
+    @property
+    def spawns(self) -> bool:
+        """Whether this command starts the local ranks itself (one process each)."""
+        return self.given_rank is None and self.world_size > 1
+
+    def describe(self) -> str:
+        if self.device_type == "cuda":
+            last = self.first_device + self.devices_per_host - 1
+            devices = f"cuda:{self.first_device}" + (f"..{last}" if last > self.first_device else "")
+        else:
+            devices = "cpu"
+        backend = f", {self.backend}" if self.backend else ""
+        return (f"{self.devices_per_host} x {devices} per host, {self.num_shards} host(s), world size "
+                f"{self.world_size}{backend}; this is shard {self.shard_id}; ranks started by {self.launcher}")
+
+
+def topology_from(opts: dict, env: Mapping[str, str] | None = None) -> Topology:
+    env = os.environ if env is None else env
+    dist = opts["distributed"]
+    cuda = dist["num_gpus"] > 0
+    device_type = "cuda" if cuda else "cpu"
+    per_host = dist["num_gpus"] if cuda else dist["num_cpus"]
+    backend = "nccl" if cuda and opts["model_param"]["cuda_nccl"] else "gloo"
+    first = dist["first_gpu_id"] if cuda else 0
+
+    def make(per_host: int, shards: int, shard: int, launcher: str, rank=None, local=None) -> Topology:
+        multi = per_host * shards > 1
+        return Topology(device_type, per_host, shards, shard, first, backend if multi else None, launcher, rank, local)
+
+    if "TORCHELASTIC_RUN_ID" in env or ("LOCAL_RANK" in env and "WORLD_SIZE" in env and "RANK" in env):
+        world, rank = int(env["WORLD_SIZE"]), int(env["RANK"])
+        local_world = int(env.get("LOCAL_WORLD_SIZE", world))
+        return make(local_world, max(1, world // local_world), rank // local_world, "torchrun", rank,
+                    int(env.get("LOCAL_RANK", rank % local_world)))
+    slurm = _slurm_step(env)
+    if slurm is not None:
+        tasks, proc_id, local_id, node_id = slurm
+        if tasks == per_host * dist["num_shards"] and tasks > 1:
+            return make(per_host, dist["num_shards"], proc_id // per_host, "slurm", proc_id, local_id)
+        if tasks == dist["num_shards"] and tasks > 1:
+            return make(per_host, dist["num_shards"], proc_id, "spawn" if per_host > 1 else "single")
+    shard = dist.get("shard_id", 0)
+    return make(per_host, dist["num_shards"], shard, "spawn" if per_host > 1 else "single")
+
+
+def _slurm_step(env: Mapping[str, str]) -> tuple[int, int, int, int] | None:
+    """(tasks, proc id, local id, node id) inside an srun step; None in a batch script or outside Slurm."""
+    step = env.get("SLURM_STEP_ID", env.get("SLURM_STEPID"))
+    if step is None or "SLURM_PROCID" not in env or "SLURM_NTASKS" not in env:
+        return None
+    if step in ("4294967294", "batch"):  # the batch script itself, not an srun step
+        return None
+    return (int(env["SLURM_NTASKS"]), int(env["SLURM_PROCID"]), int(env.get("SLURM_LOCALID", 0)),
+            int(env.get("SLURM_NODEID", 0)))

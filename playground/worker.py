@@ -1,0 +1,57 @@
+"""One rank of a run, from start to finish: logging, threads, seeds, process group, trainer, clean-up.
+
+Called in the launching process for a single-process run or when torchrun/Slurm started the ranks, and in each
+spawned process otherwise. Returns the trainer's result dict (rank 0) or None.
+"""
+from __future__ import annotations
+
+import os
+import signal
+
+import torch
+
+from playground import distributed as dist_utils
+from playground.opts import ResolvedOpts, resolve_opts
+from playground.process_group import destroy_process_group, init_process_group
+from playground.progress import wants_bar
+from playground.run_context import RunContext
+from playground.run_log import close_logging, setup_logging
+from playground.seeding import seed_everything
+from playground.topology import Topology
+from playground.trainer_class import build_trainer_class
+
+
+def run_rank(local_rank: int, opts: dict, run_dir: str, topology: Topology,
+             resolved: ResolvedOpts | None = None) -> dict | None:
+    # A file-size limit (RLIMIT_FSIZE) then fails the write with EFBIG instead of killing the process.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resolved = resolved or resolve_opts([("resolved opts", opts)], check_devices=False)
+    ctx = RunContext(run_dir=run_dir, topology=topology, local_rank=local_rank,
+                     meter_classes={name: c.meter_class() for name, c in resolved.meters.items()})
+    setup_logging(run_dir, ctx.rank, records_on_console=not wants_bar(opts, ctx.rank))
+    _configure_torch(opts, topology)
+    seed_everything(opts["model_param"]["seed"])
+    trainer = build_trainer_class(resolved)(opts, ctx)
+    try:
+        init_process_group(trainer)
+        trainer.checkpointer.preemption.install()
+        result = trainer.buildModelAndTrain(opts)
+        dist_utils.barrier()
+        return result if ctx.is_writer else None
+    finally:
+        trainer.checkpointer.preemption.uninstall()
+        try:
+            trainer.checkpointer.finish()
+        finally:
+            destroy_process_group()
+            close_logging()
+
+
+def _configure_torch(opts: dict, topology: Topology) -> None:
+    if topology.device_type == "cpu" and topology.devices_per_host > 1:
+        # CPU ranks share the host's cores instead of each starting one thread per core.
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // topology.devices_per_host))
+    if opts["model_param"]["deterministic"]:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True)
+        torch.backends.cudnn.benchmark = False

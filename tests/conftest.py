@@ -1,0 +1,50 @@
+"""Shared test helpers: the smoke opts, a tiny-run variant of them, and running the real command line."""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def load_experiment(name: str) -> dict:
+    with open(REPO / "experiments" / name, encoding="utf-8") as handle:
+        return json.load(handle)["opts"]
+
+
+def tiny_opts(**sections) -> dict:
+    """The smoke experiment shrunk to run in about a second: 64x(3x8x8) samples, 2 epochs of 4 iterations."""
+    opts = copy.deepcopy(load_experiment("smoke.json"))
+    opts["input"].update(synthetic_shape=[3, 8, 8], synthetic_train_size=128, synthetic_test_size=40)
+    opts["model_param"]["cnn_channels"] = [8, 8]
+    opts["epoch_iter"].update(num_train_sample_per_epoch=64, num_epochs=2, batch_per_device=16,
+                              num_train_iteration_per_test=2, num_test_iter=1)
+    opts["output"]["progress"] = "log"
+    for section, values in sections.items():
+        opts.setdefault(section, {}).update(values)
+    return opts
+
+
+def run_cli(*args: str, cwd: str | os.PathLike | None = None, timeout: float = 300,
+            env: dict | None = None, script: str = "AnyExpOnTerm.py") -> subprocess.CompletedProcess:
+    """Run `python AnyExpOnTerm.py ARGS` (or another entry) as a real process; returns the completed process."""
+    full_env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
+    command = [sys.executable, str(REPO / script), *args] if script.endswith(".py") else [sys.executable, "-m", script, *args]
+    return subprocess.run(command, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def opts_file(tmp_path):
+    """Write opts to a JSON file in the blob form and return its path."""
+    def write(opts: dict, name: str = "opts.json") -> str:
+        path = tmp_path / name
+        path.write_text(json.dumps({"opts": opts}))
+        return str(path)
+    return write

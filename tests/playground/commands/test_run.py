@@ -1,0 +1,76 @@
+"""The command line of a run: AnyExpOnTerm.py / playground run, --dry-run, errors before any work."""
+from __future__ import annotations
+
+import json
+import os
+
+from tests.conftest import DATA, load_experiment, run_cli
+
+
+def test_dry_run_prints_the_plan_and_writes_only_the_resolved_opts(tmp_path, opts_file):
+    run_dir = tmp_path / "run"
+    proc = run_cli("--parameters-file", opts_file(load_experiment("smoke.json")), "--run-dir", str(run_dir),
+                   "--set", "epoch_iter.batch_per_device=16", "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "world size:           1" in out
+    assert "global batch:         16 (16 per device x 1)" in out
+    assert "iterations per epoch: 64" in out
+    assert "model.forward_pass_py" in out and "small_cnn_forward.py" in out
+    assert "input.synthetic_shape" in out and "(read by synthetic_input)" in out
+    assert f"checkpoint folder:    {run_dir}/checkpoints" in out
+    assert sorted(os.listdir(run_dir)) == ["opts.json"]
+    resolved = json.loads((run_dir / "opts.json").read_text())["opts"]
+    assert resolved["epoch_iter"]["batch_per_device"] == 16
+    assert resolved["model_param"]["lr_policy"] == "fixed"          # defaults are filled in
+
+    again = tmp_path / "again"
+    proc2 = run_cli("--parameters-file", str(run_dir / "opts.json"), "--run-dir", str(again), "--dry-run")
+    assert proc2.returncode == 0, proc2.stderr
+    assert json.loads((again / "opts.json").read_text())["opts"] == resolved
+
+
+def test_bad_opts_exit_2_with_the_problem_and_start_nothing(tmp_path, opts_file):
+    opts = load_experiment("smoke.json")
+    opts["model"]["forward_pass_py"] = "smal_cnn_forward"
+    run_dir = tmp_path / "never"
+    proc = run_cli("--parameters-file", opts_file(opts), "--run-dir", str(run_dir))
+    assert proc.returncode == 2
+    assert "opts.model.forward_pass_py: unknown component 'smal_cnn_forward'" in proc.stderr
+    assert "small_cnn_forward" in proc.stderr
+    assert not run_dir.exists()
+
+
+def test_malformed_parameters_json_reports_line_and_column():
+    proc = run_cli("--parameters-json", '{"opts": {"input": [}}')
+    assert proc.returncode == 2
+    assert "--parameters-json: malformed JSON at line 1, column 21" in proc.stderr
+
+
+def test_the_original_readme_blob_with_two_gpus_fails_with_the_cpu_advice(tmp_path):
+    blob = (DATA / "caffe2_readme_opts.json").read_text()
+    proc = run_cli("--parameters-json", blob, "--run-dir", str(tmp_path / "r"), "--dry-run")
+    assert proc.returncode == 2
+    assert "opts.distributed.num_gpus: 2 GPUs asked for, but this machine has no CUDA device" in proc.stderr
+    assert "--set distributed.num_gpus=0" in proc.stderr
+
+
+def test_defaults_file_and_set_layers_through_the_command_line(tmp_path, opts_file):
+    opts = load_experiment("smoke.json")
+    del opts["epoch_iter"]["num_test_iter"]
+    defaults = tmp_path / "defaults.ini"
+    defaults.write_text("[Global_Params]\nepoch_iter.num_test_iter = 5\nepoch_iter.num_epochs = 40\n")
+    proc = run_cli("--parameters-file", opts_file(opts), "--defaults-file", str(defaults),
+                   "--set", "model_param.lr_policy=cosine", "--run-dir", str(tmp_path / "r"), "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    resolved = json.loads((tmp_path / "r" / "opts.json").read_text())["opts"]
+    assert resolved["epoch_iter"]["num_test_iter"] == 5       # from the defaults file
+    assert resolved["epoch_iter"]["num_epochs"] == 3          # the blob wins over the defaults file
+    assert resolved["model_param"]["lr_policy"] == "cosine"   # --set wins over everything
+
+
+def test_playground_run_is_the_same_program(tmp_path, opts_file):
+    proc = run_cli("run", "--parameters-file", opts_file(load_experiment("smoke.json")), "--run-dir",
+                   str(tmp_path / "r"), "--dry-run", script="playground.cli")
+    assert proc.returncode == 0, proc.stderr
+    assert "global batch:         32" in proc.stdout
