@@ -86,6 +86,12 @@ class AnyExp:
         else:
             raise TypeError("get_input_dataset(opts) must return (train, test) or {'train': ..., 'test': ...}, "
                             f"got {type(datasets).__name__}")
+        if self.opts["input"]["num_classes"] is None:
+            found = getattr(self.train_dataset, "num_classes", None) or getattr(self.test_dataset, "num_classes", None)
+            if not found:
+                raise ValueError("opts.input.num_classes is null and the input component's datasets do not say how "
+                                 "many classes there are; set input.num_classes")
+            self.opts["input"]["num_classes"] = int(found)
 
     def init_model(self) -> None:
         """Create the train and test model slots; a model component may set test_model to None."""
@@ -244,6 +250,7 @@ class AnyExp:
             self.checkpointer.after_iteration(epoch, epoch_iter + 1)
         if self._interval_iters or self._has_test():
             self._record_point(epoch, self.epoch_iterations, "epoch")
+        self._report_skipped(epoch)
         self.checkpoint(epoch)
         self.fun_per_epoch_aftRunNet(epoch)
 
@@ -278,6 +285,16 @@ class AnyExp:
                 stream.end_full_pass()
             if self.train_model is not None and self.train_model.module is not None:
                 self.train_model.module.train()
+
+    def _report_skipped(self, epoch: int) -> None:
+        """Corrupt records dropped this epoch (input.bad_record "skip"), summed over ranks."""
+        streams = [m.batches for m in (self.train_model, self.test_model) if m is not None and m.batches is not None]
+        local = torch.tensor([float(sum(s.skipped for s in streams))], dtype=torch.float64)
+        for stream in streams:
+            stream.skipped = 0
+        total = int(dist_utils.all_reduce_sum(local).item())
+        if total:
+            self.log.warning("epoch %d: skipped %d corrupt record(s) (input.bad_record is 'skip')", epoch + 1, total)
 
     def _wall_time(self) -> float:
         return time.time() - self._started + self.book.prior_wall_time

@@ -103,11 +103,16 @@ class KeyedDataset(Dataset):
 
 
 class BatchStream:
-    """Batches on the device, counting what was consumed so a checkpoint can restart at that position."""
+    """Batches on the device, counting what was consumed so a checkpoint can restart at that position.
+
+    A collate function may return `(inputs, labels, skipped)` where `skipped` counts samples it dropped (corrupt
+    records with input.bad_record "skip"); the count accumulates in `skipped` and the pair is returned.
+    """
 
     def __init__(self, loader: DataLoader, sampler: Any, device: torch.device) -> None:
         self.loader, self.sampler, self.device = loader, sampler, device
         self.position = 0
+        self.skipped = 0
         self._iterator: Iterator | None = None
 
     def next(self) -> Any:
@@ -116,6 +121,12 @@ class BatchStream:
             self._iterator = iter(self.loader)
         batch = next(self._iterator)
         self.position += 1
+        return self._unpack(batch)
+
+    def _unpack(self, batch: Any) -> Any:
+        if isinstance(batch, (tuple, list)) and len(batch) == 3 and isinstance(batch[2], int):
+            self.skipped += batch[2]
+            batch = batch[:2]
         return to_device(batch, self.device)
 
     def state_dict(self) -> dict:
@@ -147,7 +158,7 @@ class TestStream(BatchStream):
 
     def next(self) -> Any:
         if self._in_full_pass:
-            return to_device(next(self._iterator), self.device)
+            return self._unpack(next(self._iterator))
         if self.loader is None:
             raise RuntimeError("no record-point test batches: epoch_iter.num_test_iter is 0")
         return super().next()

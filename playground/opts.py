@@ -101,6 +101,8 @@ def resolve_opts(layers: list[tuple[str, dict]], check_devices: bool = True) -> 
         _fill_and_check(opts, decl, origin, problems)
     meters = _resolve_meters(opts, problems)
     _check_rules(opts, origin, problems, check_devices)
+    if not problems:
+        _component_checks(opts, components, meters, problems)
     if problems:
         raise OptsError(problems)
 
@@ -190,6 +192,25 @@ def _check_rules(opts: dict, origin: dict[str, str], problems: list[str], check_
     _check_epoch_sizes(opts, problems)
     if check_devices:
         _check_devices(dist, problems)
+
+
+def _component_checks(opts: dict, components: dict[str, Component], meters: dict[str, Component],
+                      problems: list[str]) -> None:
+    """Each component's optional `validate_opts(opts) -> list[str]` (paths exist, data readable...), and
+    constructing each meter once, so mistakes surface before any process starts."""
+    for component in dict.fromkeys(components.values()):
+        check = getattr(component.module, "validate_opts", None)
+        if callable(check):
+            problems.extend(check(opts) or [])
+    for index, metric in enumerate(opts["output"]["metrics"]):
+        meter = meters.get(metric["name"])
+        cls = meter.meter_class() if meter else None
+        if cls is None:
+            continue
+        try:
+            cls(opts=opts, **metric["meter_kargs"])
+        except (TypeError, ValueError) as err:
+            problems.append(f"opts.output.metrics[{index}].meter_kargs: {metric['meter_py']} refused them: {err}")
 
 
 def _check_metrics_and_plots(opts: dict, problems: list[str]) -> None:
