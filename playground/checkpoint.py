@@ -183,7 +183,10 @@ class Checkpointer:
 
     def _own_name(self, path: str) -> str:
         """Never overwrite another run's checkpoint: add this run's id to the name instead."""
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        try:
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        except OSError as err:
+            raise CheckpointError(f"could not write checkpoint {path}: cannot create its folder: {err}") from err
         info = read_info(path) if os.path.exists(path) else None
         if info is not None and info.get("run_id") not in (None, self.run_id):
             root, ext = os.path.splitext(path)

@@ -110,7 +110,7 @@ def read_pointer(folder: str, name: str) -> str | None:
 def list_checkpoints(folder: str) -> list[CheckpointInfo]:
     """Checkpoints in `folder` that have an info file, newest position first."""
     found = []
-    with contextlib.suppress(FileNotFoundError):
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
         for name in os.listdir(folder):
             path = os.path.join(folder, name)
             if name.endswith(".json") or name.startswith(".") or os.path.islink(path) or not os.path.isfile(path):

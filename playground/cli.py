@@ -14,6 +14,7 @@ COMMANDS = {
     "run": ("run", "train one experiment from an opts blob (same as python AnyExpOnTerm.py)"),
     "schema": ("schema", "print the JSON Schema (or the Markdown reference) of the opts"),
     "components": ("components", "list every registered component with its kind and description"),
+    "plot": ("plot", "redraw a run's plots, or overlay several runs, from their metrics.jsonl"),
 }
 
 

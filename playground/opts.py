@@ -12,6 +12,7 @@ import copy
 import difflib
 import fnmatch
 import json
+import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -190,6 +191,7 @@ def _check_rules(opts: dict, origin: dict[str, str], problems: list[str], check_
                         f"{describe_origin(origin, 'distributed.shard_id')}")
     _check_metrics_and_plots(opts, problems)
     _check_epoch_sizes(opts, problems)
+    _check_folder(opts, "output.checkpoint_folder", problems)
     if check_devices:
         _check_devices(dist, problems)
 
@@ -249,6 +251,20 @@ def _check_epoch_sizes(opts: dict, problems: list[str]) -> None:
     if 0 < samples < global_batch:
         problems.append(f"opts.epoch_iter.num_train_sample_per_epoch: {samples} is smaller than the global batch "
                         f"({global_batch} = batch_per_device x {devices} devices x {dist['num_shards']} shards)")
+
+
+def _check_folder(opts: dict, path: str, problems: list[str]) -> None:
+    """A folder the run will write to must be creatable: no file in the way, writable where it exists."""
+    folder = _get(opts, path)
+    if not isinstance(folder, str) or not folder:
+        return
+    probe = os.path.abspath(folder)
+    while not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        problems.append(f"opts.{path}: cannot create {folder}: {probe} is a file, not a folder")
+    elif not os.access(probe, os.W_OK):
+        problems.append(f"opts.{path}: cannot write to {probe} (permission denied)")
 
 
 def _check_devices(dist: dict, problems: list[str]) -> None:

@@ -1,4 +1,4 @@
-"""Finds components: a public name from module_map.py, or an importable dotted module path.
+"""Finds components: a public name from module_map.py, or any importable (dotted) module path.
 
 A component is a plain module. Its kind is recognised by the functions it defines (KINDS), or for a meter by
 a class named like the last part of its name. Lookups that fail list the closest registered names. Modules
@@ -87,12 +87,7 @@ def resolve(name: str, kind: str | None = None, where: str = "") -> Component:
     """
     where_text = f"{where}: " if where else ""
     table = module_map()
-    if name in table:
-        module_path = table[name]
-    elif "." in name:
-        module_path = name
-    else:
-        raise ComponentError(f"{where_text}unknown component {name!r}. {_suggest(name, table, kind)}")
+    module_path = table.get(name, name)
     module = _import(module_path, name, where_text, table, kind)
     component = Component(name=name, module_path=module_path, module=module)
     if kind is not None and kind != "override" and kind not in component.kinds():
@@ -121,8 +116,8 @@ def _import(module_path: str, name: str, where_text: str, table: dict[str, str],
             if module is not None and inspect.isclass(getattr(module, attribute, None)):
                 return module
         if err.name and module_path.startswith(err.name) and name not in table:
-            raise ComponentError(f"{where_text}unknown component {name!r}: it is not registered in module_map.py "
-                                 f"and no module {err.name!r} can be imported. {_suggest(name, table, kind)}") from None
+            detail = "" if err.name == name else f" (no module {err.name!r} can be imported)"
+            raise ComponentError(f"{where_text}unknown component {name!r}{detail}. {_suggest(name, table, kind)}") from None
         raise ComponentError(f"{where_text}component {name!r} (module {module_path}) failed to import: {err}") from err
     except Exception as err:  # a user's module with a syntax or import-time error
         raise ComponentError(f"{where_text}component {name!r} (module {module_path}) failed to import: "

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import os
 
-from tests.conftest import DATA, load_experiment, run_cli
+from tests.conftest import DATA, REPO, load_experiment, run_cli
 
 
 def test_dry_run_prints_the_plan_and_writes_only_the_resolved_opts(tmp_path, opts_file):
@@ -74,3 +74,15 @@ def test_playground_run_is_the_same_program(tmp_path, opts_file):
                    str(tmp_path / "r"), "--dry-run", script="playground.cli")
     assert proc.returncode == 0, proc.stderr
     assert "global batch:         32" in proc.stdout
+
+
+def test_the_smoke_experiment_trains_and_leaves_its_outputs(tmp_path):
+    run_dir = tmp_path / "smoke"
+    proc = run_cli("--parameters-file", "experiments/smoke.json", "--run-dir", str(run_dir),
+                   "--set", "epoch_iter.num_epochs=2", cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    assert "epoch 1.00 (end of epoch)" in proc.stderr            # progress lines (not a terminal)
+    assert "run finished" in proc.stdout and "final test_accuracy_top1" in proc.stdout
+    for name in ("opts.json", "metrics.jsonl", "results.json", "train.log", "plot0_train_and_test_loss.png",
+                 "plot1_accuracy.png", "checkpoints/model_checkpoint_epoch1.pt", "checkpoints/model_checkpoint_epoch2.pt"):
+        assert (run_dir / name).is_file(), name

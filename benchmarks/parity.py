@@ -1,0 +1,166 @@
+"""Playground against a hand-written PyTorch loop: same network, data, seed, batch size and data order.
+
+    .venv/bin/python benchmarks/parity.py [--trials 3] [--epochs 6] [--samples 2048] [--batch 64]
+
+Each trial runs the plain loop and the playground run in fresh child processes, alternating, and prints:
+final weights bitwise equal (yes/no), the median step-time ratio playground/plain (epoch time / iterations,
+the first epoch excluded as warm-up; playground runs with no test model and no checkpoints, so the step time
+is the loop itself), and the peak-memory ratio (peak RSS of the process on CPU, peak CUDA memory on a GPU).
+Targets: bitwise equal weights, step-time ratio <= 1.01, memory ratio <= 1.02.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path[:0] = [REPO, HERE]
+
+
+def config(args: argparse.Namespace) -> dict:
+    return {"seed": 5, "samples": args.samples, "batch": args.batch, "epochs": args.epochs, "lr": 0.05,
+            "momentum": 0.9, "weight_decay": 5e-4, "classes": 10, "shape": [3, 32, 32], "device": args.device}
+
+
+def playground_opts(c: dict) -> dict:
+    return {
+        "input": {"input_name_py": "synthetic_input", "num_classes": c["classes"], "synthetic_shape": c["shape"],
+                  "synthetic_train_size": c["samples"], "synthetic_test_size": 64, "decode_threads": 0},
+        "model": {"model_name_py": "parity_components", "forward_pass_py": "parity_components",
+                  "optimizer_py": "sgd_optimizer", "rendezvous_py": "rendezvous_env",
+                  "additional_override_py": "parity_timing"},
+        "model_param": {"pretrained_model": None, "memonger": False, "combine_spatial_bn": None,
+                        "max_concurrent_distributed_ops": None, "base_learning_rate": c["lr"],
+                        "momentum": c["momentum"], "weight_decay": c["weight_decay"], "seed": c["seed"]},
+        "epoch_iter": {"num_train_sample_per_epoch": c["samples"], "num_test_sample": 0, "num_epochs": c["epochs"],
+                       "num_epochs_per_flow_schedule": 1, "num_train_iteration_per_test": 1_000_000,
+                       "batch_per_device": c["batch"], "num_test_iter": 0},
+        "distributed": {"num_shards": 1, "num_gpus": 1 if c["device"] == "cuda" else 0, "first_gpu_id": 0,
+                        "num_cpus": 1, "first_cpu_id": 0},
+        "output": {"gen_output_py": "output_generator", "metrics": [
+            {"name": "train_loss", "meter_py": "ComputeLoss", "meter_kargs": {"blob_name": "loss"}, "is_train": True}],
+            "ckpt_save_interval": 0, "ckpt_save_best": False, "ckpt_restart_mode": "off", "progress": "none"},
+    }
+
+
+def run_playground(c: dict, run_dir: str) -> tuple[dict, list[float]]:
+    from playground.api import run
+    result = run(playground_opts(c), run_dir=run_dir)
+    return result["weights"], result["epoch_times"]
+
+
+def run_plain(c: dict) -> tuple[dict, list[float]]:
+    """The hand-written loop."""
+    import numpy as np
+    import torch
+    from torch import nn
+    from torch.utils.data import DataLoader
+
+    from components.inputs.synthetic_input import SyntheticDataset, make_split
+    from parity_components import make_net
+
+    random.seed(c["seed"])
+    np.random.seed(c["seed"])
+    torch.manual_seed(c["seed"])
+    opts = playground_opts(c)
+    opts["input"]["synthetic_noise"] = 1.0
+    data: SyntheticDataset = make_split(opts, c["samples"], salt=2)
+    device = torch.device(c["device"])
+    net = make_net(c["classes"]).to(device)
+    net.train()
+    optimizer = torch.optim.SGD(net.parameters(), lr=c["lr"], momentum=c["momentum"], weight_decay=c["weight_decay"])
+    loss_fn = nn.CrossEntropyLoss()
+
+    def order():  # the documented data order: pass p is randperm(N) seeded with seed * 1000003 + p
+        for data_pass in range(1_000_000):
+            g = torch.Generator().manual_seed(c["seed"] * 1_000_003 + data_pass)
+            yield from torch.randperm(c["samples"], generator=g).tolist()
+
+    loader = DataLoader(data, batch_size=c["batch"], sampler=order(), num_workers=0,
+                        generator=torch.Generator().manual_seed(c["seed"]), pin_memory=device.type == "cuda")
+    batches = iter(loader)
+    iterations = c["samples"] // c["batch"]
+    epoch_times, running = [], 0.0
+    for _ in range(c["epochs"]):
+        started = time.perf_counter()
+        for _ in range(iterations):
+            inputs, labels = next(batches)
+            inputs, labels = inputs.to(device, non_blocking=True), labels.to(device, non_blocking=True)
+            output = net(inputs)
+            loss = loss_fn(output, labels)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            running += loss.item()
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        epoch_times.append(time.perf_counter() - started)
+    return {k: v.detach().cpu() for k, v in net.state_dict().items()}, epoch_times
+
+
+def child(kind: str, c: dict, out: str) -> None:
+    import torch
+    if kind == "plain":
+        state, times = run_plain(c)
+    else:
+        state, times = run_playground(c, os.path.join(os.path.dirname(out), f"run-{os.getpid()}"))
+    digest = hashlib.sha256()
+    for key in sorted(state):
+        digest.update(key.encode())
+        digest.update(state[key].contiguous().numpy().tobytes())
+    peak = (torch.cuda.max_memory_allocated() if c["device"] == "cuda"
+            else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    with open(out, "w") as handle:
+        json.dump({"kind": kind, "epoch_times": times, "weights": digest.hexdigest(), "peak_bytes": peak}, handle)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=3)
+    parser.add_argument("--epochs", type=int, default=6)
+    parser.add_argument("--samples", type=int, default=2048)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--child", choices=("plain", "playground"), help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    parser.add_argument("--workdir", default=os.path.join(REPO, "runs", "bench-parity"))
+    args = parser.parse_args()
+    c = config(args)
+    if args.child:
+        child(args.child, c, args.out)
+        return 0
+    os.makedirs(args.workdir, exist_ok=True)
+    results: dict[str, list[dict]] = {"plain": [], "playground": []}
+    for trial in range(args.trials):
+        for kind in ("plain", "playground") if trial % 2 == 0 else ("playground", "plain"):
+            out = os.path.join(args.workdir, f"{kind}-{trial}.json")
+            subprocess.run([sys.executable, __file__, "--child", kind, "--out", out, "--trials", "1",
+                            "--epochs", str(args.epochs), "--samples", str(args.samples), "--batch", str(args.batch),
+                            "--device", args.device, "--workdir", args.workdir], check=True, cwd=HERE)
+            with open(out) as handle:
+                results[kind].append(json.load(handle))
+    iterations = args.samples // args.batch
+    step = {k: statistics.median(t / iterations for r in rs for t in r["epoch_times"][1:]) for k, rs in results.items()}
+    peak = {k: statistics.median(r["peak_bytes"] for r in rs) for k, rs in results.items()}
+    weights = {r["weights"] for rs in results.values() for r in rs}
+    print(f"parity: {args.trials} trials x {args.epochs} epochs x {iterations} iterations, batch {args.batch}, "
+          f"device {args.device}, {os.cpu_count()} cores")
+    print(f"  final weights bitwise equal: {'yes' if len(weights) == 1 else 'no'}")
+    print(f"  median step time: plain {step['plain'] * 1e3:.2f} ms, playground {step['playground'] * 1e3:.2f} ms, "
+          f"ratio {step['playground'] / step['plain']:.4f} (target <= 1.01)")
+    print(f"  peak memory: plain {peak['plain'] / 2**20:.1f} MiB, playground {peak['playground'] / 2**20:.1f} MiB, "
+          f"ratio {peak['playground'] / peak['plain']:.4f} (target <= 1.02)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""Reading a run folder back: its opts and the metrics lists rebuilt from metrics.jsonl."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+
+class RunRecordsError(ValueError):
+    pass
+
+
+@dataclass
+class RunRecords:
+    folder: str
+    opts: dict
+    records: list[dict]
+
+    @property
+    def plots(self) -> list[dict]:
+        return self.opts.get("output", {}).get("plots", [])
+
+    @property
+    def lists(self) -> dict[str, list]:
+        """The original index-aligned lists: epochs, samples_per_sec, secs_per_train, one per metric."""
+        names = [m["name"] for m in self.opts.get("output", {}).get("metrics", [])]
+        keys = ["epochs", "samples_per_sec", "secs_per_train", *names]
+        return {key: [r.get(key) for r in self.records] for key in keys}
+
+
+def read_run(folder: str) -> RunRecords:
+    opts_path, metrics_path = os.path.join(folder, "opts.json"), os.path.join(folder, "metrics.jsonl")
+    for path in (opts_path, metrics_path):
+        if not os.path.isfile(path):
+            raise RunRecordsError(f"{folder} is not a run folder: {os.path.basename(path)} is missing")
+    with open(opts_path, encoding="utf-8") as handle:
+        opts = json.load(handle)["opts"]
+    records = []
+    with open(metrics_path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                raise RunRecordsError(f"{metrics_path}, line {number}: not a JSON record") from None
+    return RunRecords(folder, opts, records)

@@ -1,0 +1,27 @@
+"""The playground loop reaches the very weights of a hand-written loop (benchmarks/parity.py)."""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+
+import torch
+
+from tests.conftest import REPO
+
+
+def load_benchmark():
+    spec = importlib.util.spec_from_file_location("parity_benchmark", REPO / "benchmarks" / "parity.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_playground_and_a_plain_loop_end_with_bitwise_equal_weights(tmp_path):
+    parity = load_benchmark()
+    config = parity.config(argparse.Namespace(samples=256, batch=32, epochs=2, device="cpu"))
+    plain, _ = parity.run_plain(config)
+    ours, times = parity.run_playground(config, str(tmp_path / "run"))
+    assert len(times) == 2
+    assert plain.keys() == ours.keys()
+    for key in plain:
+        assert torch.equal(plain[key], ours[key]), key

@@ -1,0 +1,54 @@
+"""Sample order, sharding and resumable positions (playground/batch_stream.py)."""
+from __future__ import annotations
+
+import itertools
+
+from playground.batch_stream import ShardSampler, TrainSampler
+
+
+def take(sampler, count):
+    return list(itertools.islice(iter(sampler), count))
+
+
+def test_two_ranks_of_b_see_exactly_one_rank_of_2b():
+    one = TrainSampler(50, batch_per_device=8, world_size=1, rank=0, seed=3, iterations_per_pass=None)
+    ranks = [TrainSampler(50, batch_per_device=4, world_size=2, rank=r, seed=3, iterations_per_pass=None)
+             for r in range(2)]
+    for global_batch in range(20):   # crosses several passes of 50 samples
+        assert one.keys(global_batch) == ranks[0].keys(global_batch) + ranks[1].keys(global_batch)
+
+
+def test_each_pass_is_a_permutation_and_passes_differ():
+    sampler = TrainSampler(40, batch_per_device=5, world_size=1, rank=0, seed=0, iterations_per_pass=8)
+    keys = take(sampler, 80)
+    first, second = [i for p, i in keys[:40]], [i for p, i in keys[40:]]
+    assert sorted(first) == sorted(second) == list(range(40))
+    assert first != second
+    assert {p for p, _ in keys[:40]} == {0} and {p for p, _ in keys[40:]} == {1}
+
+
+def test_one_pass_epochs_drop_the_last_partial_batch_and_restart_the_pass():
+    sampler = TrainSampler(10, batch_per_device=3, world_size=1, rank=0, seed=0, iterations_per_pass=3)
+    keys = take(sampler, 18)
+    assert len({i for _, i in keys[:9]}) == 9 and {p for p, _ in keys[9:]} == {1}
+
+
+def test_starting_at_a_batch_continues_the_same_stream():
+    full = TrainSampler(33, batch_per_device=4, world_size=3, rank=1, seed=9, iterations_per_pass=None)
+    resumed = TrainSampler(33, batch_per_device=4, world_size=3, rank=1, seed=9, iterations_per_pass=None)
+    resumed.start_batch = 7
+    assert take(resumed, 40) == take(full, 7 * 4 + 40)[7 * 4:]
+
+
+def test_test_shards_are_disjoint_and_cover_the_set_without_padding():
+    for world in (1, 2, 3):
+        shards = [[i for _, i in ShardSampler(10, world, r, batch=4, endless=False)] for r in range(world)]
+        assert sorted(itertools.chain(*shards)) == list(range(10))
+        assert all(not set(a) & set(b) for a, b in itertools.combinations(shards, 2))
+
+
+def test_record_point_test_batches_cycle_through_the_shard():
+    sampler = ShardSampler(5, world_size=2, rank=1, batch=2, endless=True)
+    assert [i for _, i in take(sampler, 5)] == [1, 3, 1, 3, 1]
+    sampler.start_batch = 1
+    assert [i for _, i in take(sampler, 2)] == [1, 3]
