@@ -17,6 +17,8 @@ MODULE_MAP = {
     "adamw_optimizer": "components.optimizers.adamw_optimizer",
     # rendezvous (model.rendezvous_py)
     "rendezvous_env": "components.rendezvous.rendezvous_env",
+    "rendezvous_filestore": "components.rendezvous.rendezvous_filestore",
+    "rendezvous_tcp": "components.rendezvous.rendezvous_tcp",
     # meters (output.metrics[].meter_py)
     "ComputeLoss": "components.meters.compute_loss",
     "ComputeTopKAccuracy": "components.meters.compute_topk_accuracy",

@@ -9,19 +9,23 @@ passed on to the ranks, which checkpoint and exit with EXIT_PREEMPTED. Ranks die
 from __future__ import annotations
 
 import ctypes
+import faulthandler
 import os
 import signal
 import sys
+import time
 import traceback
 
 from playground.checkpoint_files import CheckpointError
 from playground.opts_layers import OptsError
 from playground.preemption import EXIT_PREEMPTED, Preempted
 from playground.pretrained import PretrainedError
+from playground.rank_failure import EXIT_PEER_LOST, PeerLost
 from playground.registry import ComponentError
+from playground.rendezvous import RendezvousError
 from playground.topology import Topology
 
-USER_ERRORS = (OptsError, ComponentError, CheckpointError, PretrainedError)
+USER_ERRORS = (OptsError, ComponentError, CheckpointError, PretrainedError, RendezvousError)
 GRACE_SECONDS = 5.0
 
 
@@ -32,7 +36,8 @@ def launch(prepared) -> int:
     return _guarded(topology.given_local_rank or 0, prepared.opts, prepared.run_dir, topology, prepared.resolved)
 
 
-def _guarded(local_rank: int, opts: dict, run_dir: str, topology: Topology, resolved=None) -> int:
+def _guarded(local_rank: int, opts: dict, run_dir: str, topology: Topology, resolved=None,
+             spawned: bool = False) -> int:
     """Run one rank here and turn its outcome into an exit code with a message."""
     from playground.worker import run_rank
     rank = topology.global_rank(local_rank)
@@ -46,6 +51,9 @@ def _guarded(local_rank: int, opts: dict, run_dir: str, topology: Topology, reso
     except USER_ERRORS as err:
         print(f"playground: error{_on(rank, topology)}: {err}", file=sys.stderr)
         return 1
+    except PeerLost as err:
+        print(f"playground: rank {rank} {err}", file=sys.stderr)
+        return EXIT_PEER_LOST if spawned else 1
     except Exception:
         traceback.print_exc()
         print(f"playground: the run failed{_on(rank, topology)} (traceback above)", file=sys.stderr)
@@ -61,14 +69,19 @@ def _on(rank: int, topology: Topology) -> str:
 
 def _rank_entry(local_rank: int, opts: dict, run_dir: str, topology: Topology) -> None:
     _die_with_parent()
-    code = _guarded(local_rank, opts, run_dir, topology)
+    # A rank that dies in native code (SIGSEGV, SIGABRT) prints the Python stack of each thread first.
+    faulthandler.enable(all_threads=True)
+    code = _guarded(local_rank, opts, run_dir, topology, spawned=True)
     if code:
         sys.exit(code)
 
 
 def _spawn(prepared) -> int:
-    from torch.multiprocessing import ProcessExitedException, ProcessRaisedException, start_processes
+    from torch.multiprocessing import start_processes
     topology: Topology = prepared.plan.topology
+    if topology.num_shards == 1 and "MASTER_ADDR" not in os.environ:
+        # One host: the ranks can meet on loopback (used by env:// rendezvous; spawned children inherit it).
+        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()))
     context = start_processes(_rank_entry, args=(prepared.opts, prepared.run_dir, topology),
                               nprocs=topology.devices_per_host, join=False, start_method="spawn")
 
@@ -79,26 +92,76 @@ def _spawn(prepared) -> int:
 
     previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
-        while not context.join(grace_period=GRACE_SECONDS):
-            pass
-    except ProcessExitedException as err:
-        if err.exit_code == EXIT_PREEMPTED:
-            return EXIT_PREEMPTED
-        rank = topology.global_rank(err.error_index)
-        how = f"was killed by {err.signal_name}" if err.signal_name else f"exited with code {err.exit_code}"
-        print(f"playground: rank {rank} (pid {err.error_pid}) {how}; the other ranks were stopped. The last "
-              "completed checkpoint is intact; re-run the same command to resume.", file=sys.stderr)
-        return 1
-    except ProcessRaisedException as err:
-        rank = topology.global_rank(err.error_index)
-        last = str(err).strip().splitlines()[-1] if str(err).strip() else "an exception"
-        print(f"playground: rank {rank} (pid {err.error_pid}) failed: {last}; the other ranks were stopped.",
-              file=sys.stderr)
-        return 1
+        exits = _wait_for_ranks(context.processes)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    return 0
+    return _outcome(exits, context.processes, topology)
+
+
+def _wait_for_ranks(processes: list) -> list[tuple[int, int]]:
+    """(local rank, exit code) in the order the ranks ended. After the first failure the others get
+    GRACE_SECONDS to fail on their own (their next collective breaks), then are terminated, then killed."""
+    from multiprocessing.connection import wait
+    running = {process.sentinel: index for index, process in enumerate(processes)}
+    exits: list[tuple[int, int]] = []
+    deadline = None
+    while running:
+        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+        for sentinel in wait(list(running), timeout=timeout):
+            index = running.pop(sentinel)
+            processes[index].join()
+            exits.append((index, processes[index].exitcode))
+            if processes[index].exitcode != 0 and deadline is None:
+                deadline = time.monotonic() + GRACE_SECONDS
+        if deadline is not None and time.monotonic() >= deadline and running:
+            _stop(processes[i] for i in running.values())
+            for index in running.values():
+                exits.append((index, processes[index].exitcode))
+            break
+    return exits
+
+
+def _stop(processes) -> None:
+    processes = list(processes)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(GRACE_SECONDS)
+        if process.is_alive():
+            process.kill()
+            process.join()
+
+
+def _outcome(exits: list[tuple[int, int]], processes: list, topology: Topology) -> int:
+    """The command's exit code, with one message naming the rank that failed first for a reason of its own."""
+    failures = [(index, code) for index, code in exits if code != 0]
+    if not failures:
+        return 0
+    if all(code == EXIT_PREEMPTED for _, code in failures):
+        return EXIT_PREEMPTED
+    own = [(index, code) for index, code in failures if code not in (EXIT_PEER_LOST, EXIT_PREEMPTED)]
+    if not own:
+        print("playground: the ranks on this host stopped because they lost contact with a rank on another host "
+              "(their messages above say what they learned); that host's output names it. The last completed "
+              "checkpoint is intact; re-run the same command on every host to resume.", file=sys.stderr)
+        return 1
+    index, code = own[0]
+    rank, pid = topology.global_rank(index), processes[index].pid
+    if code < 0:
+        how = f"was killed by {signal.Signals(-code).name}" if -code in signal.valid_signals() else f"died ({code})"
+    else:
+        how = "failed (its error is above)" if code == 1 else f"exited with code {code}"
+    print(f"playground: rank {rank} (pid {pid}) {how}; the other ranks were stopped. The last completed checkpoint "
+          "is intact; re-run the same command to resume.", file=sys.stderr)
+    return 1
+
+
+def _free_port() -> int:
+    import socket
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def _die_with_parent() -> None:

@@ -12,8 +12,10 @@ import torch
 
 from playground import distributed as dist_utils
 from playground.opts import ResolvedOpts, resolve_opts
+from playground.preemption import Preempted
 from playground.process_group import destroy_process_group, init_process_group
 from playground.progress import wants_bar
+from playground.rank_failure import explain_peer_lost, is_peer_lost, leave_last_words
 from playground.run_context import RunContext
 from playground.run_log import close_logging, setup_logging
 from playground.seeding import seed_everything
@@ -38,6 +40,12 @@ def run_rank(local_rank: int, opts: dict, run_dir: str, topology: Topology,
         result = trainer.buildModelAndTrain(opts)
         dist_utils.barrier()
         return result if ctx.is_writer else None
+    except Exception as err:
+        if ctx.world_size > 1 and not isinstance(err, Preempted):
+            if is_peer_lost(err):
+                raise explain_peer_lost(ctx.rank, ctx.world_size, err) from err
+            leave_last_words(ctx.rank, err)
+        raise
     finally:
         trainer.checkpointer.preemption.uninstall()
         try:
