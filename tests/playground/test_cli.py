@@ -1,0 +1,31 @@
+"""The command line answers --help without the heavy imports (playground/cli.py)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+HEAVY = ("torch", "numpy", "matplotlib", "cv2", "lmdb", "optuna", "torchvision")
+PROBE = ("import runpy, sys\n"
+         "sys.argv = {argv!r}\n"
+         "try:\n"
+         "    runpy.run_path({script!r}, run_name='__main__')\n"
+         "except SystemExit:\n"
+         "    pass\n"
+         "print('imported:', *[m for m in {heavy!r} if m in sys.modules])\n")
+
+
+@pytest.mark.parametrize("script, argv", [
+    ("AnyExpOnTerm.py", ["AnyExpOnTerm.py", "--help"]),
+    ("playground/cli.py", ["playground", "--help"]),
+    ("playground/cli.py", ["playground", "run", "--help"]),
+])
+def test_help_imports_none_of_the_heavy_libraries(script, argv):
+    code = PROBE.format(argv=argv, script=str(REPO / script), heavy=HEAVY)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "usage:" in proc.stdout
+    assert proc.stdout.strip().splitlines()[-1] == "imported:"
