@@ -1,0 +1,64 @@
+"""Who starts the ranks and which rank this process is, from opts and the environment (playground/topology.py)."""
+from __future__ import annotations
+
+from playground.opts import resolve_opts
+from playground.topology import topology_from
+from tests.conftest import tiny_opts
+
+
+def opts(**distributed) -> dict:
+    raw = tiny_opts()
+    raw["distributed"].update(distributed)
+    raw["epoch_iter"]["num_train_sample_per_epoch"] = 1024
+    return resolve_opts([("test", raw)], check_devices=False).opts
+
+
+def test_a_single_process_needs_no_backend():
+    t = topology_from(opts(), env={})
+    assert (t.world_size, t.launcher, t.backend, t.spawns) == (1, "single", None, False)
+
+
+def test_cpu_processes_are_spawned_and_use_gloo():
+    t = topology_from(opts(num_cpus=3), env={})
+    assert (t.world_size, t.launcher, t.backend, t.spawns, t.device_name(2)) == (3, "spawn", "gloo", True, "cpu")
+
+
+def test_gpu_ranks_count_from_first_gpu_id_and_use_nccl_unless_told_otherwise():
+    t = topology_from(opts(num_gpus=2, first_gpu_id=4), env={})
+    assert (t.device_type, t.backend, t.device_name(0), t.device_name(1)) == ("cuda", "nccl", "cuda:4", "cuda:5")
+    raw = opts(num_gpus=2)
+    raw["model_param"]["cuda_nccl"] = False
+    assert topology_from(raw, env={}).backend == "gloo"
+
+
+def test_global_rank_is_shard_times_devices_plus_local_rank():
+    t = topology_from(opts(num_shards=3, shard_id=2, num_cpus=4), env={})
+    assert t.world_size == 12
+    assert [t.global_rank(local) for local in range(4)] == [8, 9, 10, 11]
+
+
+def test_torchrun_gives_the_ranks_and_nothing_is_spawned():
+    env = {"TORCHELASTIC_RUN_ID": "x", "RANK": "5", "LOCAL_RANK": "1", "WORLD_SIZE": "8", "LOCAL_WORLD_SIZE": "4"}
+    t = topology_from(opts(num_cpus=1), env=env)
+    assert (t.launcher, t.spawns, t.world_size, t.devices_per_host, t.num_shards, t.shard_id) == (
+        "torchrun", False, 8, 4, 2, 1)
+    assert (t.given_rank, t.given_local_rank, t.global_rank(t.given_local_rank)) == (5, 1, 5)
+
+
+def test_slurm_one_task_per_device_makes_each_task_a_rank():
+    env = {"SLURM_STEP_ID": "0", "SLURM_NTASKS": "4", "SLURM_PROCID": "3", "SLURM_LOCALID": "1", "SLURM_NODEID": "1"}
+    t = topology_from(opts(num_shards=2, num_cpus=2), env=env)
+    assert (t.launcher, t.spawns, t.shard_id, t.given_rank, t.global_rank(t.given_local_rank)) == (
+        "slurm", False, 1, 3, 3)
+
+
+def test_slurm_one_task_per_host_makes_each_task_a_shard_that_spawns():
+    env = {"SLURM_STEP_ID": "0", "SLURM_NTASKS": "2", "SLURM_PROCID": "1", "SLURM_LOCALID": "0", "SLURM_NODEID": "1"}
+    t = topology_from(opts(num_shards=2, num_cpus=2), env=env)
+    assert (t.launcher, t.spawns, t.shard_id, t.world_size) == ("spawn", True, 1, 4)
+
+
+def test_the_slurm_batch_script_itself_is_not_a_step():
+    env = {"SLURM_STEP_ID": "4294967294", "SLURM_NTASKS": "2", "SLURM_PROCID": "0"}
+    t = topology_from(opts(num_shards=1, num_cpus=2), env=env)
+    assert (t.launcher, t.shard_id) == ("spawn", 0)
