@@ -101,7 +101,8 @@ def _spawn(prepared) -> int:
 
 def _wait_for_ranks(processes: list) -> list[tuple[int, int]]:
     """(local rank, exit code) in the order the ranks ended. After the first failure the others get
-    GRACE_SECONDS to fail on their own (their next collective breaks), then are terminated, then killed."""
+    GRACE_SECONDS to fail on their own (their next collective breaks), then are terminated, then killed.
+    A preempted rank is no failure: the others are finishing the same agreed checkpoint."""
     from multiprocessing.connection import wait
     running = {process.sentinel: index for index, process in enumerate(processes)}
     exits: list[tuple[int, int]] = []
@@ -112,7 +113,7 @@ def _wait_for_ranks(processes: list) -> list[tuple[int, int]]:
             index = running.pop(sentinel)
             processes[index].join()
             exits.append((index, processes[index].exitcode))
-            if processes[index].exitcode != 0 and deadline is None:
+            if processes[index].exitcode not in (0, EXIT_PREEMPTED) and deadline is None:
                 deadline = time.monotonic() + GRACE_SECONDS
         if deadline is not None and time.monotonic() >= deadline and running:
             _stop(processes[i] for i in running.values())
