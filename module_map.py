@@ -9,9 +9,16 @@ MODULE_MAP = {
     "synthetic_input": "components.inputs.synthetic_input",
     # models (model.model_name_py)
     "basic_model": "components.models.basic_model",
+    "IN1k_resnet": "components.models.IN1k_resnet",
+    "IN1k_resnet_no_test_model": "components.models.IN1k_resnet_no_test_model",
     # forward passes (model.forward_pass_py)
     "mlp_forward": "components.forward_passes.mlp_forward",
     "small_cnn_forward": "components.forward_passes.small_cnn_forward",
+    "caffe2_resnet50_default_forward": "components.forward_passes.caffe2_resnet50_default_forward",
+    "explicit_resnet_forward": "components.forward_passes.explicit_resnet_forward",
+    # parameter updates (model.parameter_update_py)
+    "caffe2_resnet50_default_param_update": "components.param_updates.caffe2_resnet50_default_param_update",
+    "explicit_resnet_param_update": "components.param_updates.explicit_resnet_param_update",
     # optimizers (model.optimizer_py)
     "sgd_optimizer": "components.optimizers.sgd_optimizer",
     "adamw_optimizer": "components.optimizers.adamw_optimizer",
