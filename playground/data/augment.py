@@ -1,0 +1,114 @@
+"""Training augmentation and test-time preprocessing of uint8 images with OpenCV.
+
+Training (input.scale_jitter_type):
+  0  resize the shorter side to `loadsize`, then a random `imsize` x `imsize` crop;
+  1  Inception-style: a random crop of 8-100% of the area with aspect ratio 3/4-4/3 (log-uniform), resized to
+     `imsize` x `imsize` (`loadsize` is not used);
+then a horizontal mirror with probability 1/2 (input.mirror), colour jitter (input.color_jitter) and PCA
+lighting noise (input.color_lighting). Test: resize the shorter side to `loadsize`, centre crop `imsize`.
+
+Every random choice for an image comes from `sample_rng(seed, data_pass, index)`, so the augmented image is a
+pure function of the opts, the data pass and the record index: a resumed run, another worker count or another
+rank layout sees exactly the same pixels. Images stay uint8 until collation (image_batch.py) normalises them.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from playground.data.color_augment import add_lighting, jitter_colors
+
+MIN_AREA, MAX_AREA = 0.08, 1.0
+MIN_ASPECT, MAX_ASPECT = 3 / 4, 4 / 3
+_CROP_ATTEMPTS = 10
+
+
+@dataclass(frozen=True)
+class AugmentSpec:
+    """What to do to each image; built from the input opts by the input component."""
+
+    is_train: bool
+    loadsize: int
+    imsize: int
+    scale_jitter_type: int = 0
+    mirror: bool = True
+    color_jitter: bool = False
+    color_lighting: bool = False
+
+
+def sample_rng(seed: int, data_pass: int, index: int) -> np.random.Generator:
+    """The random generator of record `index` in data pass `data_pass`: depends on these three numbers only."""
+    return np.random.default_rng([seed, data_pass, index])
+
+
+def augment(pixels: np.ndarray, spec: AugmentSpec, rng: np.random.Generator | None) -> np.ndarray:
+    """`pixels` (HxWx3 RGB or HxW gray, uint8) as an imsize x imsize image; `rng` is used only in training."""
+    if not spec.is_train:
+        return center_crop(resize_shorter(pixels, max(spec.loadsize, spec.imsize)), spec.imsize)
+    if spec.scale_jitter_type == 1:
+        y, x, h, w = inception_box(pixels.shape[0], pixels.shape[1], rng)
+        out = resize(pixels[y:y + h, x:x + w], spec.imsize, spec.imsize)
+    else:
+        out = random_crop(resize_shorter(pixels, max(spec.loadsize, spec.imsize)), spec.imsize, rng)
+    if spec.mirror and rng.random() < 0.5:
+        out = cv2.flip(out, 1)
+    if spec.color_jitter:
+        out = jitter_colors(out, rng)
+    if spec.color_lighting:
+        out = add_lighting(out, rng)
+    return np.ascontiguousarray(out)
+
+
+def resize(pixels: np.ndarray, height: int, width: int) -> np.ndarray:
+    """Bilinear resize; area averaging when shrinking more than twofold (bilinear would alias)."""
+    if pixels.shape[0] == height and pixels.shape[1] == width:
+        return pixels
+    shrink = height < pixels.shape[0] / 2 or width < pixels.shape[1] / 2
+    return cv2.resize(pixels, (width, height), interpolation=cv2.INTER_AREA if shrink else cv2.INTER_LINEAR)
+
+
+def resize_shorter(pixels: np.ndarray, size: int) -> np.ndarray:
+    """Scale so that the shorter side is `size`, keeping the aspect ratio."""
+    height, width = pixels.shape[:2]
+    if height <= width:
+        return resize(pixels, size, max(size, round(width * size / height)))
+    return resize(pixels, max(size, round(height * size / width)), size)
+
+
+def center_crop(pixels: np.ndarray, size: int) -> np.ndarray:
+    height, width = pixels.shape[:2]
+    y, x = (height - size) // 2, (width - size) // 2
+    return pixels[y:y + size, x:x + size]
+
+
+def random_crop(pixels: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+    height, width = pixels.shape[:2]
+    y = int(rng.integers(0, height - size + 1))
+    x = int(rng.integers(0, width - size + 1))
+    return pixels[y:y + size, x:x + size]
+
+
+def inception_box(height: int, width: int, rng: np.random.Generator) -> tuple[int, int, int, int]:
+    """(top, left, crop height, crop width) of a random crop of 8-100% of the area, aspect 3/4-4/3.
+
+    After ten draws that do not fit inside the image, the largest centred crop whose aspect is within range.
+    """
+    area = height * width
+    log_min, log_max = math.log(MIN_ASPECT), math.log(MAX_ASPECT)
+    for _ in range(_CROP_ATTEMPTS):
+        target = area * rng.uniform(MIN_AREA, MAX_AREA)
+        aspect = math.exp(rng.uniform(log_min, log_max))
+        w, h = round(math.sqrt(target * aspect)), round(math.sqrt(target / aspect))
+        if 0 < w <= width and 0 < h <= height:
+            return int(rng.integers(0, height - h + 1)), int(rng.integers(0, width - w + 1)), h, w
+    aspect = width / height
+    if aspect < MIN_ASPECT:
+        w, h = width, min(height, round(width / MIN_ASPECT))
+    elif aspect > MAX_ASPECT:
+        w, h = min(width, round(height * MAX_ASPECT)), height
+    else:
+        w, h = width, height
+    return (height - h) // 2, (width - w) // 2, h, w

@@ -1,0 +1,88 @@
+"""LmdbImageDataset: a map-style torch Dataset of augmented images from one LMDB (playground or Caffe format).
+
+The framework (playground/batch_stream.py) asks for `get_sample(index, data_pass)` and batches with
+`collate_fn`; samples are ImageSample (uint8, augmented) so that normalisation happens once, straight into
+the batch tensor (image_batch.py). `dataset[index]` gives the finished (CxHxW float tensor, label) pair as
+in the first data pass, for inspection and for code that expects a plain dataset.
+
+Reading is lazy: each process (the trainer, each forked or spawned worker) opens its own read-only LMDB
+handle on first use, and sets OpenCV to one thread so that N decode workers use N cores, not N x cores.
+A record that cannot be read or decoded raises RecordReadError naming the database and key, unless
+bad_record is "skip": then it becomes a SkippedRecord, which collation counts.
+"""
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+import cv2
+import torch
+from torch.utils.data import Dataset, get_worker_info
+
+from playground.data.augment import AugmentSpec, augment, sample_rng
+from playground.data.db_records import CAFFE, DbRecords, RecordReadError
+from playground.data.image_batch import IMAGENET_MEAN, IMAGENET_STD, ImageBatcher, ImageSample, SkippedRecord
+from playground.data.image_decode import decode_pixels
+from playground.data.record_format import RecordError
+
+BAD_RECORD_CHOICES = ("error", "skip")
+
+
+class LmdbImageDataset(Dataset):
+    """Images and labels of the LMDB at `path`, augmented per `spec`, with `channels` (1 or 3) channels."""
+
+    def __init__(self, path: str, spec: AugmentSpec, channels: int = 3, mean: Sequence[float] = IMAGENET_MEAN,
+                 std: Sequence[float] = IMAGENET_STD, seed: int = 0, bad_record: str = "error") -> None:
+        if bad_record not in BAD_RECORD_CHOICES:
+            raise ValueError(f"bad_record must be one of {BAD_RECORD_CHOICES}, got {bad_record!r}")
+        self.records = DbRecords(path)
+        self.path, self.spec, self.channels, self.seed, self.bad_record = path, spec, channels, seed, bad_record
+        self.collate_fn = ImageBatcher(channels, mean, std)
+        self._process = -1
+
+    @property
+    def class_names(self) -> list[str] | None:
+        return self.records.class_names
+
+    @property
+    def num_classes(self) -> int | None:
+        """Classes listed in the metadata; None for a Caffe database (input.num_classes must say)."""
+        return None if self.records.kind == CAFFE else len(self.records.class_names)
+
+    @property
+    def format(self) -> str:
+        """"playground" or "caffe"."""
+        return self.records.kind
+
+    def __len__(self) -> int:
+        return self.records.count
+
+    def get_sample(self, index: int, data_pass: int) -> ImageSample | SkippedRecord:
+        """Record `index` augmented as in data pass `data_pass` (random choices from seed, pass and index)."""
+        if self._process != os.getpid():
+            self._enter_process()
+        try:
+            record = self.records.read(index)
+            pixels = decode_pixels(record, self.channels)
+            rng = sample_rng(self.seed, data_pass, index) if self.spec.is_train else None
+            return ImageSample(augment(pixels, self.spec, rng), record.label)
+        except (RecordError, cv2.error) as err:
+            failure = RecordReadError(f"{self.path}: record {self.records.key(index).decode(errors='replace')!r}: "
+                                      f"{str(err).strip()}")
+        except RecordReadError as err:
+            failure = err
+        if self.bad_record == "skip":
+            return SkippedRecord(str(failure))
+        raise failure
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
+        """(CxHxW float32 normalised image, label) as in data pass 0; a bad record always raises here."""
+        sample = self.get_sample(index, 0)
+        if isinstance(sample, SkippedRecord):
+            raise RecordReadError(sample.reason)
+        return self.collate_fn.one(sample), sample.label
+
+    def _enter_process(self) -> None:
+        if get_worker_info() is not None:
+            cv2.setNumThreads(1)   # one decode worker = one core; the DataLoader already does this for torch
+        self._process = os.getpid()

@@ -1,0 +1,122 @@
+"""The LMDB image dataset through the framework's samplers and loaders (playground/data/lmdb_dataset.py)."""
+from __future__ import annotations
+
+import itertools
+
+import cv2
+import numpy as np
+import pytest
+import torch
+
+from playground.batch_stream import build_test_stream, build_train_stream
+from playground.data.augment import AugmentSpec
+from playground.data.db_records import RecordReadError
+from playground.data.image_batch import SkippedRecord
+from playground.data.lmdb_dataset import LmdbImageDataset
+from playground.data.lmdb_writer import LmdbWriter
+from playground.data.record_format import ImageRecord, pack_record, record_key
+from playground.run_context import RunContext
+from playground.topology import Topology
+from tests.image_lmdbs import caffe_datums, class_color_image, corrupt_record, make_image_lmdb, write_caffe_lmdb
+
+COUNT = 12
+TRAIN = AugmentSpec(is_train=True, loadsize=20, imsize=16, scale_jitter_type=1, color_jitter=True, color_lighting=True)
+TEST = AugmentSpec(is_train=False, loadsize=24, imsize=24)
+IDENTITY = {"mean": [0.0, 0.0, 0.0], "std": [1 / 255] * 3}     # normalisation that leaves pixel values as they are
+
+
+@pytest.fixture(scope="module")
+def numbered_db(tmp_path_factory):
+    """COUNT PNG records whose label is their index, so batches show which records they hold."""
+    folder = tmp_path_factory.mktemp("numbered") / "db"
+    writer = LmdbWriter(str(folder))
+    for index in range(COUNT):
+        png = cv2.imencode(".png", class_color_image(index % 3, index))[1].tobytes()
+        writer.append(ImageRecord(label=index, payload=png, height=24, width=32, channels=3))
+    writer.finish([str(i) for i in range(COUNT)])
+    return str(folder)
+
+
+def loader_opts(batch: int, workers: int = 0, method: str = "auto") -> dict:
+    return {"epoch_iter": {"batch_per_device": batch, "num_train_sample_per_epoch": 0, "test_batch_per_device": None,
+                           "num_test_sample": 0, "num_test_iter": 0},
+            "model_param": {"seed": 7}, "input": {"shuffle_train": True, "decode_threads": workers,
+                                                  "worker_start_method": method}}
+
+
+def context(world: int, rank: int) -> RunContext:
+    topology = Topology("cpu", world, 1, 0, 0, "gloo" if world > 1 else None, "spawn" if world > 1 else "single")
+    return RunContext(run_dir="unused", topology=topology, local_rank=rank)
+
+
+def test_labels_pixels_and_bytes_round_trip(tmp_path):
+    db = make_image_lmdb(tmp_path, classes=2, per_class=2)
+    dataset = LmdbImageDataset(str(db), TEST, **IDENTITY)
+    assert (len(dataset), dataset.num_classes, dataset.class_names, dataset.format) == (4, 2, ["class0", "class1"],
+                                                                                      "playground")
+    image, label = dataset[0]                                       # class0/img0.png, lossless
+    source = cv2.cvtColor(cv2.imread(str(tmp_path / "db-images/class0/img0.png")), cv2.COLOR_BGR2RGB)
+    assert label == 0 and image.shape == (3, 24, 24)
+    assert torch.equal(image, torch.from_numpy(source[:, 4:28]).permute(2, 0, 1).float())
+    assert [dataset[i][1] for i in range(4)] == [0, 0, 1, 1]
+    assert dataset.records.read(1).payload == (tmp_path / "db-images/class0/img1.jpg").read_bytes()
+
+
+@pytest.mark.parametrize("world", [1, 2, 3])
+def test_rank_shards_are_disjoint_and_cover_the_set(numbered_db, world):
+    dataset = LmdbImageDataset(numbered_db, TRAIN)
+    batch = 2
+    train = [build_train_stream(dataset, loader_opts(batch), context(world, r), COUNT // (batch * world))
+             for r in range(world)]
+    seen = [[int(x) for _ in range(COUNT // (batch * world)) for x in stream.next()[1]] for stream in train]
+    assert sorted(itertools.chain(*seen)) == list(range(COUNT))
+    test = [build_test_stream(dataset, loader_opts(5), context(world, r)) for r in range(world)]
+    tested = []
+    for stream in test:
+        tested.append([int(x) for _ in range(stream.begin_full_pass()) for x in stream.next()[1]])
+    assert sorted(itertools.chain(*tested)) == list(range(COUNT))
+    assert all(not set(a) & set(b) for a, b in itertools.combinations(seen, 2))
+    assert all(not set(a) & set(b) for a, b in itertools.combinations(tested, 2))
+
+
+def test_augmentation_depends_only_on_seed_pass_and_index(numbered_db):
+    first, again = LmdbImageDataset(numbered_db, TRAIN, seed=1), LmdbImageDataset(numbered_db, TRAIN, seed=1)
+    sample = first.get_sample(5, 3).pixels
+    assert np.array_equal(sample, again.get_sample(5, 3).pixels)
+    assert not np.array_equal(sample, first.get_sample(5, 4).pixels)
+    assert not np.array_equal(sample, LmdbImageDataset(numbered_db, TRAIN, seed=2).get_sample(5, 3).pixels)
+    assert len({first.get_sample(5, p).pixels.tobytes() for p in range(8)}) == 8
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_loader_workers_give_the_batches_of_the_trainer_process(numbered_db, method):
+    dataset = LmdbImageDataset(numbered_db, TRAIN)
+    inline = build_train_stream(dataset, loader_opts(4), context(1, 0), COUNT // 4)
+    workers = build_train_stream(dataset, loader_opts(4, workers=2, method=method), context(1, 0), COUNT // 4)
+    for _ in range(COUNT // 4 * 2):                                  # two passes
+        (x0, y0), (x1, y1) = inline.next(), workers.next()
+        assert torch.equal(y0, y1) and torch.equal(x0, x1)
+
+
+def test_a_corrupt_record_stops_with_db_and_key_or_is_skipped_and_counted(tmp_path):
+    db = make_image_lmdb(tmp_path, classes=2, per_class=3)
+    corrupt_record(db, record_key(4), pack_record(ImageRecord(label=1, payload=b"\xff\xd8\xff not a jpeg")))
+    strict = LmdbImageDataset(str(db), TRAIN)
+    with pytest.raises(RecordReadError, match=f"{db}: record '0000000004': OpenCV could not decode"):
+        strict.get_sample(4, 0)
+    lenient = LmdbImageDataset(str(db), TRAIN, bad_record="skip")
+    assert isinstance(lenient.get_sample(4, 0), SkippedRecord)
+    stream = build_train_stream(lenient, loader_opts(6), context(1, 0), 1)
+    images, labels = stream.next()
+    assert images.shape[0] == 5 and stream.skipped == 1
+
+
+def test_caffe_databases_of_encoded_and_raw_datums_read_alike(tmp_path):
+    db = write_caffe_lmdb(tmp_path / "caffe", caffe_datums(classes=2, per_class=2, size=(20, 28)))
+    dataset = LmdbImageDataset(str(db), AugmentSpec(is_train=False, loadsize=20, imsize=20), **IDENTITY)
+    assert (len(dataset), dataset.num_classes, dataset.format) == (4, None, "caffe")
+    for index in range(4):                  # records 0, 2 hold PNG bytes; 1, 3 raw CxHxW BGR pixels
+        image, label = dataset[index]
+        bgr = class_color_image(index // 2, index % 2, (20, 28))
+        rgb = torch.from_numpy(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)[:, 4:24]).permute(2, 0, 1).float()
+        assert label == index // 2 and torch.equal(image, rgb)
