@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import faulthandler
+import gc
 import os
 import signal
 import sys
@@ -33,7 +34,9 @@ def launch(prepared) -> int:
     topology = prepared.plan.topology
     if topology.spawns:
         return _spawn(prepared)
-    return _guarded(topology.given_local_rank or 0, prepared.opts, prepared.run_dir, topology, prepared.resolved)
+    code = _guarded(topology.given_local_rank or 0, prepared.opts, prepared.run_dir, topology, prepared.resolved)
+    _free_rank_objects()
+    return code
 
 
 def _guarded(local_rank: int, opts: dict, run_dir: str, topology: Topology, resolved=None,
@@ -72,8 +75,16 @@ def _rank_entry(local_rank: int, opts: dict, run_dir: str, topology: Topology) -
     # A rank that dies in native code (SIGSEGV, SIGABRT) prints the Python stack of each thread first.
     faulthandler.enable(all_threads=True)
     code = _guarded(local_rank, opts, run_dir, topology, spawned=True)
+    _free_rank_objects()
     if code:
         sys.exit(code)
+
+
+def _free_rank_objects() -> None:
+    """Free the trainer (it holds reference cycles) while the interpreter is whole. Left to interpreter
+    shutdown, DDP's process group is destroyed with gloo threads still holding Python objects, and the
+    process aborts ("terminate called without an active exception") after a successful run."""
+    gc.collect()
 
 
 def _spawn(prepared) -> int:
