@@ -7,6 +7,7 @@ Add a line to register your own component; or skip this file and write an import
 MODULE_MAP = {
     # inputs (input.input_name_py)
     "synthetic_input": "components.inputs.synthetic_input",
+    "gfs_IN1k": "components.inputs.gfs_IN1k",
     # models (model.model_name_py)
     "basic_model": "components.models.basic_model",
     "IN1k_resnet": "components.models.IN1k_resnet",
