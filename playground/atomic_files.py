@@ -2,7 +2,7 @@
 
 Every writer goes to a temporary file in the same folder, flushes and fsyncs it, then renames it over the
 target (atomic on POSIX) and fsyncs the folder. On failure the temporary file is removed and the error is
-re-raised as `OSError` with the path in its message; whatever was at the target before is untouched.
+re-raised unchanged; whatever was at the target before is untouched.
 """
 from __future__ import annotations
 
@@ -14,8 +14,13 @@ from typing import IO, Any, Callable, Iterator
 
 
 @contextlib.contextmanager
-def atomic_open(path: str, mode: str = "w", durable: bool = True) -> Iterator[IO]:
-    """Yield a file to write; it replaces `path` only if the block finishes without error."""
+def atomic_open(path: str, mode: str = "w", durable: bool = True,
+                before_replace: Callable[[str], None] | None = None) -> Iterator[IO]:
+    """Yield a file to write; it replaces `path` only if the block finishes without error.
+
+    `before_replace(temporary_path)` runs once the content is complete (and fsynced when durable), just before
+    the rename; if it raises, nothing replaces `path`.
+    """
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
     try:
@@ -25,6 +30,8 @@ def atomic_open(path: str, mode: str = "w", durable: bool = True) -> Iterator[IO
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())
+        if before_replace is not None:
+            before_replace(tmp)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -40,9 +47,10 @@ def write_json(path: str, data: Any, durable: bool = True) -> None:
         handle.write("\n")
 
 
-def write_with(path: str, writer: Callable[[IO], None], durable: bool = True) -> None:
-    """Atomically write a binary file with `writer(handle)`."""
-    with atomic_open(path, "wb", durable) as handle:
+def write_with(path: str, writer: Callable[[IO], None], durable: bool = True,
+               before_replace: Callable[[str], None] | None = None) -> None:
+    """Atomically write a binary file with `writer(handle)` (see atomic_open for `before_replace`)."""
+    with atomic_open(path, "wb", durable, before_replace) as handle:
         writer(handle)
 
 

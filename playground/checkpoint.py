@@ -1,14 +1,14 @@
-"""The checkpoint policy (CANDLE's keys and meanings): when to save, where, what to keep, where to resume.
+"""Checkpointing of a run: when to save (checkpoint_policy.py), what (train_state.py), where to resume from.
 
-Saving: after an epoch when `ckpt_save_interval` divides it (past `ckpt_skip_epochs`) or the best metric
-improved, every `ckpt_every_n_iters` iterations, and on preemption. Every rank contributes its RNG and data
-state; rank 0 copies the state (the loop's only stall) and a background thread writes the file, its info,
-then the `last`/`best` pointers and ckpt.log, then applies the keep limit. At most one write is in flight; a
-failed write is raised in the loop at the next iteration, and every earlier checkpoint stays intact.
+Saving: at epoch ends and every `ckpt_every_n_iters` iterations as the policy says, and on preemption. Every
+rank contributes its RNG and data state; rank 0 copies the state (the loop's only stall) and a background
+thread writes the file, its info file, then moves the `last` (and `best`) pointer, notes it in ckpt.log and
+applies the keep limit. At most one write is in flight; a failed write is raised in the loop at the next
+iteration (or at the end), and every earlier checkpoint stays intact.
 
 Restoring (`ckpt_restart_mode` auto or required): rank 0 follows `last`; a checkpoint failing its checksum or
-its load is reported and the previous one is tried; all ranks then load the chosen file. The keep limit only
-deletes checkpoints of this run (its run id survives resumes), never the resumed-from or the best one.
+its load is reported and the previous one is tried; all ranks then load the chosen file. The run id stored in
+the checkpoint survives resumes: the keep limit deletes only that run's files.
 """
 from __future__ import annotations
 
@@ -22,35 +22,40 @@ import uuid
 from typing import Any
 
 from playground import distributed as dist_utils
-from playground.checkpoint_files import (CheckpointError, append_log, info_path, list_checkpoints, load_state,
-                                         read_info, read_pointer, save_state, set_pointer, sha256_of, write_info)
+from playground.checkpoint_files import (FORMAT, VERSION, CheckpointError, append_log, info_path, list_checkpoints,
+                                         load_state, read_info, read_pointer, save_state, set_pointer, sha256_of,
+                                         write_info)
+from playground.checkpoint_keep import apply_keep_limit
+from playground.checkpoint_policy import SavePolicy
 from playground.preemption import Preempted, Preemption
 from playground.train_state import Snapshot, rank_state, restore, shared_state
 
 
 class Checkpointer:
+    """The trainer's checkpoints: every rank calls each public method at the same points of the loop."""
+
     def __init__(self, trainer: Any) -> None:
         self.trainer = trainer
-        self.policy = trainer.opts["output"]
+        self.output = trainer.opts["output"]
         self.log = trainer.log
-        folder = self.policy["checkpoint_folder"] or os.path.join(trainer.run_dir, "checkpoints")
+        folder = self.output["checkpoint_folder"] or os.path.join(trainer.run_dir, "checkpoints")
         self.folder = os.path.abspath(folder)
         self.run_id = uuid.uuid4().hex[:12]
-        self.opts_hash = hashlib.sha256(json.dumps(trainer.opts, sort_keys=True).encode()).hexdigest()[:16]
+        self.opts_hash = opts_hash(trainer.opts)
+        self.policy = SavePolicy(self.output, trainer.opts["epoch_iter"]["num_epochs"])
         self.resumed_from: str | None = None
         self.last_path: str | None = None
         self.best_path: str | None = None
-        self.best_value: float | None = None
         self.preemption = Preemption()
+        self.last_stall_secs = 0.0    # how long the last save blocked the loop (rank 0), for benchmarks
         self._snapshot = Snapshot()
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
-        self.last_stall_secs = 0.0
 
     # ------------------------------------------------------------------ restoring
     def restore(self) -> bool:
-        """Resume per ckpt_restart_mode; True when a checkpoint was loaded. Every rank calls this."""
-        mode = self.policy["ckpt_restart_mode"]
+        """Resume per ckpt_restart_mode; True when a checkpoint was loaded."""
+        mode = self.output["ckpt_restart_mode"]
         if mode == "off":
             return False
         path, state = self._choose() if self.trainer.ctx.is_writer else (None, None)
@@ -58,19 +63,31 @@ class Checkpointer:
         if path is None:
             if mode == "required":
                 raise CheckpointError(f"output.ckpt_restart_mode is 'required' but {self.folder} holds no usable "
-                                      "checkpoint (no 'last' pointer, or every candidate failed its check)")
+                                      "checkpoint (no 'last' pointer, or every candidate failed its check; see "
+                                      "ckpt.log there). Point 'last' at a checkpoint, or use mode auto to start "
+                                      "afresh.")
             return False
         if state is None:
             state = load_state(path)
         restore(self.trainer, state, self.log)
-        self.run_id, self.resumed_from, self.last_path = state["run_id"], path, path
-        self.trainer.model_path = path
-        self._restore_best()
+        self._adopt(path, state)
         self.trainer.outputs.rewrite_records(self.trainer.book.records)
         self.log.info("resumed from %s (epoch %d, iteration %d of the epoch)", path, state["epoch"], state["epoch_iter"])
+        changed = changed_keys(state.get("opts", {}), self.trainer.opts)
+        if changed:
+            self.log.info("the opts differ from the checkpoint's in: %s", ", ".join(changed))
         if self.trainer.ctx.is_writer:
             append_log(self.folder, f"resumed from {os.path.basename(path)} (run {self.run_id})")
         return True
+
+    def _adopt(self, path: str, state: dict) -> None:
+        """Continue the checkpoint's run: its id, its best value and best file."""
+        self.run_id, self.resumed_from, self.last_path = state["run_id"], path, path
+        self.trainer.model_path = path
+        best = state.get("best") or {}
+        self.policy.best_value = best.get("value")
+        best_file = os.path.join(self.folder, best["file"]) if best.get("file") else None
+        self.best_path = best_file if best_file and os.path.isfile(best_file) else None
 
     def _choose(self) -> tuple[str | None, dict | None]:
         for stale in glob.glob(os.path.join(self.folder, ".*.tmp")):  # left by a write that was killed
@@ -80,6 +97,7 @@ class Checkpointer:
             if list_checkpoints(self.folder):
                 self.log.warning("%s has checkpoints but no 'last' pointer: starting from scratch (point 'last' at "
                                  "a checkpoint to resume from it)", self.folder)
+                append_log(self.folder, "no 'last' pointer: started from scratch")
             return None, None
         last_info = read_info(last) or {}
         position = (int(last_info.get("epoch", 1 << 30)), int(last_info.get("epoch_iter", 0)))
@@ -90,145 +108,129 @@ class Checkpointer:
             except CheckpointError as err:
                 self.log.warning("%s; trying the previous checkpoint", err)
                 append_log(self.folder, f"unusable {os.path.basename(path)}: {err}")
+        append_log(self.folder, "no usable checkpoint: started from scratch")
         return None, None
 
     def _verified(self, path: str) -> dict:
         info = read_info(path)
-        if self.policy["ckpt_checksum"] and info and info.get("sha256"):
+        if info is None:
+            self.log.warning("%s has no info file: its checksum cannot be checked", path)
+        elif self.output["ckpt_checksum"] and info.get("sha256"):
             actual = sha256_of(path)
             if actual != info["sha256"]:
                 raise CheckpointError(f"checkpoint {path} fails its checksum (sha256 {actual[:12]}..., expected "
                                       f"{info['sha256'][:12]}...)")
-        return load_state(path)
-
-    def _restore_best(self) -> None:
-        best = read_pointer(self.folder, "best")
-        info = read_info(best) if best else None
-        if info and info.get("run_id") == self.run_id and info.get("best_value") is not None:
-            self.best_path, self.best_value = best, float(info["best_value"])
+        state = load_state(path)
+        if info is not None and (state["epoch"], state["epoch_iter"]) != (info.get("epoch"), info.get("epoch_iter")):
+            raise CheckpointError(f"checkpoint {path} does not match its info file {info_path(path)} (epoch "
+                                  f"{state['epoch']} iteration {state['epoch_iter']} vs {info.get('epoch')} "
+                                  f"{info.get('epoch_iter')})")
+        return state
 
     # ------------------------------------------------------------------ saving
     def save_epoch(self, epochs_done: int) -> str | None:
-        """Checkpoint after `epochs_done` epochs if the policy says so; return the path (all ranks)."""
-        due, improved = dist_utils.broadcast_from_writer(self._epoch_due(epochs_done))
-        if not due:
+        """Checkpoint after `epochs_done` epochs if the policy (or a stop request) says so; return the path."""
+        trainer = self.trainer
+        record = trainer.book.records[-1] if trainer.book.records else None
+        due, improved = dist_utils.broadcast_from_writer(self.policy.epoch_due(epochs_done, record))
+        stop = self.preemption.should_stop(trainer.world_size, trainer.global_iter, agree_now=True)
+        if not (due or stop):
             return None
-        path = self.trainer.gen_checkpoint_path(True, epochs_done)
-        return self._save(path, epochs_done, 0, "epoch", improved)
+        path = trainer.gen_checkpoint_path(True, epochs_done)
+        saved = self._save(path, epochs_done, 0, "epoch" if due else "preemption", improved)
+        if stop:
+            self._stop()
+        return saved
 
     def after_iteration(self, epoch: int, iters_done: int) -> None:
         """Mid-epoch checkpoints (ckpt_every_n_iters) and preemption, at an iteration boundary."""
         trainer = self.trainer
         stop = self.preemption.should_stop(trainer.world_size, trainer.global_iter)
-        every = self.policy["ckpt_every_n_iters"]
-        if stop or (every and trainer.global_iter % every == 0 and iters_done < trainer.epoch_iterations):
+        if stop or self.policy.iteration_due(epoch, trainer.global_iter, iters_done, trainer.epoch_iterations):
             path = os.path.join(self.folder, f"model_checkpoint_epoch{epoch}_iter{iters_done}.pt")
-            self.trainer.model_path = self._save(path, epoch, iters_done, "preemption" if stop else "iteration", False)
+            trainer.model_path = self._save(path, epoch, iters_done, "preemption" if stop else "iteration", False)
         if stop:
-            self.finish()
-            dist_utils.barrier()
-            raise Preempted(self.preemption.signal_name or "a signal on another rank")
+            self._stop()
 
-    def _epoch_due(self, n: int) -> tuple[bool, bool]:
-        improved = self._best_improved()
-        if n <= self.policy["ckpt_skip_epochs"]:
-            return False, False
-        interval = self.policy["ckpt_save_interval"]
-        return improved or (interval > 0 and n % interval == 0), improved
-
-    def _best_metric(self) -> tuple[str | None, str]:
-        name = self.policy["ckpt_save_best_metric"]
-        if not name:
-            name = next((m["name"] for m in self.trainer.opts["output"]["metrics"] if not m["is_train"]), None)
-        mode = self.policy["ckpt_save_best_mode"]
-        if mode == "auto" and name:
-            mode = "min" if ("loss" in name or "error" in name) else "max"
-        return name, mode
-
-    def _best_improved(self) -> bool:
-        name, mode = self._best_metric()
-        if not self.policy["ckpt_save_best"] or not name or not self.trainer.book.records:
-            return False
-        value = self.trainer.book.records[-1].get(name)
-        if value is None:
-            return False
-        better = self.best_value is None or (value < self.best_value if mode == "min" else value > self.best_value)
-        if better:
-            self.best_value = value
-        return better
+    def _stop(self) -> None:
+        self.finish()
+        dist_utils.barrier()   # no rank exits before rank 0's checkpoint is on disk
+        raise Preempted(self.preemption.signal_name or "a signal on another rank")
 
     def _save(self, path: str, epoch: int, epoch_iter: int, kind: str, best: bool) -> str:
         trainer = self.trainer
         self.raise_pending_error()
+        started = time.perf_counter()
         ranks = dist_utils.gather_to_writer(rank_state(trainer))
         if not trainer.ctx.is_writer:
             return path
         self._join()
-        started = time.perf_counter()
-        state = self._snapshot.copy(shared_state(trainer, epoch, epoch_iter))
-        state["ranks"], state["run_id"] = ranks, self.run_id
-        self.last_stall_secs = time.perf_counter() - started
         path = self._own_name(path)
-        metric_name, _ = self._best_metric()
-        last = trainer.book.records[-1] if trainer.book.records else {}
-        info = {"format": state["format"], "file": os.path.basename(path), "kind": kind, "epoch": epoch,
-                "epoch_iter": epoch_iter, "global_iter": trainer.global_iter, "run_id": self.run_id,
-                "opts_hash": self.opts_hash, "metadata": self.policy["ckpt_metadata"],
-                "metrics": {m: last.get(m) for m in trainer.metrics}, "best_metric": metric_name,
-                "best_value": self.best_value if best else None}
+        best_path = path if best else self.best_path
+        state = self._snapshot.copy(shared_state(trainer, epoch, epoch_iter))
+        state.update(ranks=ranks, run_id=self.run_id,
+                     best={"value": self.policy.best_value, "file": os.path.basename(best_path) if best_path else None})
+        info = self._info(path, kind, epoch, epoch_iter, best)
         self._thread = threading.Thread(target=self._write, args=(path, state, info, best),
                                         name="playground-checkpoint-writer")
         self._thread.start()
+        self.last_stall_secs = time.perf_counter() - started
         return path
 
+    def _info(self, path: str, kind: str, epoch: int, epoch_iter: int, best: bool) -> dict:
+        trainer = self.trainer
+        record = trainer.book.records[-1] if trainer.book.records else {}
+        return {"format": FORMAT, "version": VERSION, "file": os.path.basename(path), "kind": kind,
+                "epoch": epoch, "epoch_iter": epoch_iter, "global_iter": trainer.global_iter,
+                "world_size": trainer.world_size, "run_id": self.run_id, "opts_hash": self.opts_hash,
+                "metadata": self.output["ckpt_metadata"], "metrics": {m: record.get(m) for m in trainer.metrics},
+                "best_metric": self.policy.best_metric, "best_mode": self.policy.best_mode,
+                "best_value": self.policy.best_value, "is_best": best}
+
     def _own_name(self, path: str) -> str:
-        """Never overwrite another run's checkpoint: add this run's id to the name instead."""
+        """Never overwrite a file this run did not write: use a name with this run's id instead."""
         try:
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         except OSError as err:
             raise CheckpointError(f"could not write checkpoint {path}: cannot create its folder: {err}") from err
-        info = read_info(path) if os.path.exists(path) else None
-        if info is not None and info.get("run_id") not in (None, self.run_id):
-            root, ext = os.path.splitext(path)
-            self.log.warning("%s belongs to another run (%s); writing %s.%s%s instead", path, info["run_id"], root,
-                             self.run_id, ext)
-            return f"{root}.{self.run_id}{ext}"
-        return path
+        if not os.path.exists(path):
+            return path
+        owner = (read_info(path) or {}).get("run_id")
+        if owner == self.run_id:
+            self.log.info("overwriting %s, written earlier by this run (it was rolled back or re-done)", path)
+            return path
+        root, ext = os.path.splitext(path)
+        self.log.warning("%s belongs to %s; writing %s.%s%s instead", path,
+                         f"another run ({owner})" if owner else "no run (it has no info file)", root, self.run_id, ext)
+        return f"{root}.{self.run_id}{ext}"
 
     def _write(self, path: str, state: dict, info: dict, best: bool) -> None:
+        """The background part: info and state files, pointers, log, keep limit. Errors wait for the loop."""
         try:
             started = time.perf_counter()
-            size = save_state(path, state)
-            if self.policy["ckpt_checksum"]:
-                info["sha256"] = sha256_of(path)
-            info.update(size=size, timestamp=time.time(), time=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
-            write_info(path, info)
+            save_state(path, state, before_rename=lambda tmp: self._write_info(path, tmp, info))
             set_pointer(self.folder, "last", path)
             self.last_path = path
             if best:
                 set_pointer(self.folder, "best", path)
                 self.best_path = path
             append_log(self.folder, f"saved {os.path.basename(path)} ({info['kind']} checkpoint: epoch {info['epoch']}, "
-                                    f"iteration {info['epoch_iter']}, {size / 1e6:.1f} MB, "
+                                    f"iteration {info['epoch_iter']}, {info['size'] / 1e6:.1f} MB, "
                                     f"{time.perf_counter() - started:.2f} s){' best' if best else ''}")
-            self._apply_keep_limit()
-        except CheckpointError as err:
-            self._error = err
-        except OSError as err:
-            self._error = CheckpointError(f"could not finish checkpoint {path}: {err}. Earlier checkpoints are "
-                                          "intact.")
+            apply_keep_limit(self.folder, self.run_id, self.output["ckpt_keep_limit"],
+                             {self.resumed_from, self.best_path, self.last_path})
+        except BaseException as err:  # noqa: BLE001 - whatever happened, the loop must hear of it
+            self._error = err if isinstance(err, CheckpointError) else CheckpointError(
+                f"could not finish checkpoint {path}: {getattr(err, 'strerror', None) or err}. Earlier checkpoints "
+                "are intact; free space or choose another output.checkpoint_folder.")
+            _note_failure(self.folder, path, self._error)
 
-    def _apply_keep_limit(self) -> None:
-        limit = self.policy["ckpt_keep_limit"]
-        mine = [c for c in list_checkpoints(self.folder) if c.info.get("run_id") == self.run_id]
-        mine.sort(key=lambda c: c.info.get("timestamp", 0), reverse=True)
-        protected = {self.resumed_from, self.best_path, self.last_path}
-        for old in mine[limit:]:
-            if old.path in protected:
-                continue
-            os.unlink(old.path)
-            os.unlink(info_path(old.path))
-            append_log(self.folder, f"deleted {os.path.basename(old.path)} (ckpt_keep_limit {limit})")
+    def _write_info(self, path: str, written: str, info: dict) -> None:
+        """Complete `info` from the state bytes in `written` (size, checksum, time) and write it beside `path`."""
+        info["size"] = os.path.getsize(written)
+        info["sha256"] = sha256_of(written) if self.output["ckpt_checksum"] else None
+        info.update(timestamp=time.time(), time=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        write_info(path, info)
 
     # ------------------------------------------------------------------ lifecycle
     def raise_pending_error(self) -> None:
@@ -245,6 +247,29 @@ class Checkpointer:
     def finish(self) -> None:
         """Wait for the write in flight (rank 0) and raise its error, if any."""
         self._join()
+
+
+def opts_hash(opts: dict) -> str:
+    return hashlib.sha256(json.dumps(opts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def changed_keys(old: dict, new: dict, prefix: str = "") -> list[str]:
+    """Dotted paths whose values differ between two opts trees, with `old -> new` for leaves."""
+    changed = []
+    for key in sorted(set(old) | set(new)):
+        a, b, path = old.get(key), new.get(key), f"{prefix}{key}"
+        if isinstance(a, dict) and isinstance(b, dict):
+            changed += changed_keys(a, b, path + ".")
+        elif a != b:
+            changed.append(f"{path} ({a!r} -> {b!r})")
+    return changed
+
+
+def _note_failure(folder: str, path: str, error: BaseException) -> None:
+    try:
+        append_log(folder, f"FAILED {os.path.basename(path)}: {error}")
+    except OSError:   # the disk that failed the write may fail the log too
+        pass
 
 
 __all__ = ["Checkpointer", "CheckpointError", "Preempted"]

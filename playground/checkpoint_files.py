@@ -2,7 +2,8 @@
 
 A state file is written atomically (temporary file, fsync, rename) and read with `weights_only=True`, so
 loading never runs code from the file. Its info file (`<name>.json`) holds position, metrics, SHA-256,
-timestamp, metadata, the opts hash and the run id; the pointers are relative symbolic links replaced
+timestamp, metadata, the opts hash and the run id, and is written before the state file takes its name, so a
+state file under its final name always has its info. The pointers are relative symbolic links replaced
 atomically, so rolling back is `ln -sfn model_checkpoint_epoch3.pt last`.
 """
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any, Callable
 
 import torch
 
@@ -41,15 +42,39 @@ def info_path(path: str) -> str:
     return os.path.splitext(path)[0] + ".json"
 
 
-def save_state(path: str, state: dict) -> int:
-    """Write `state` atomically to `path`; return its size in bytes. Raises CheckpointError naming the file."""
+def save_state(path: str, state: dict, before_rename: Callable[[str], None] | None = None) -> None:
+    """Write `state` atomically to `path`. `before_rename(temporary_path)` runs when the bytes are on disk,
+    before they take the name (to write the info file first). Raises CheckpointError naming the file."""
+    writers: list[_RecordingWriter] = []
+
+    def write(handle: IO[bytes]) -> None:
+        writers.append(_RecordingWriter(handle))
+        torch.save(state, writers[-1])
     try:
-        write_with(path, lambda handle: torch.save(state, handle))
-        return os.path.getsize(path)
+        write_with(path, write, before_replace=before_rename)
     except (OSError, RuntimeError) as err:
+        err = next((w.error for w in writers if w.error), err)
         reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
         raise CheckpointError(f"could not write checkpoint {path}: {reason}. Earlier checkpoints are intact; "
                               "free space or choose another output.checkpoint_folder.") from err
+
+
+class _RecordingWriter:
+    """A file's write() that remembers its first OSError: torch.save reports a failed write (EFBIG, ENOSPC) only
+    as "unexpected pos", and the user should read "No space left on device"."""
+
+    def __init__(self, handle: IO[bytes]) -> None:
+        self.handle, self.error = handle, None
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self.handle.write(data)
+        except OSError as err:
+            self.error = self.error or err
+            raise
+
+    def flush(self) -> None:
+        self.handle.flush()
 
 
 def load_state(path: str, map_location: Any = "cpu") -> dict:
@@ -84,12 +109,12 @@ def read_info(path: str) -> dict | None:
 
 
 def set_pointer(folder: str, name: str, target: str) -> None:
-    """Atomically point `folder/name` at `target` (a file in the same folder) with a relative symlink."""
+    """Atomically point `folder/name` at `target` with a relative symlink (what `ln -sfn` would do)."""
     link = os.path.join(folder, name)
     tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
     with contextlib.suppress(FileNotFoundError):
         os.unlink(tmp)
-    os.symlink(os.path.basename(target), tmp)
+    os.symlink(os.path.relpath(target, folder), tmp)
     os.replace(tmp, link)
     fsync_folder(folder)
 
@@ -123,6 +148,8 @@ def list_checkpoints(folder: str) -> list[CheckpointInfo]:
 
 
 def append_log(folder: str, message: str) -> None:
+    """Add a line to the folder's human-readable ckpt.log (created with the folder when missing)."""
     stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+    os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "ckpt.log"), "a", encoding="utf-8") as handle:
         handle.write(f"{stamp} {message}\n")

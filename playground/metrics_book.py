@@ -62,8 +62,16 @@ class MetricsBook:
         return out
 
     def state_dict(self) -> dict:
-        meters = {name: e["calculator"].sums() for name, e in self.metrics.items() if hasattr(e["calculator"], "sums")}
-        return {"records": list(self.records), "meters": meters, "prior_wall_time": self.prior_wall_time}
+        return {"records": list(self.records), "meters": self.meter_sums(), "prior_wall_time": self.prior_wall_time}
+
+    def meter_sums(self) -> dict[str, torch.Tensor]:
+        """This rank's meter state since the last record point; each rank has its own until the point reduces it."""
+        return {name: e["calculator"].sums() for name, e in self.metrics.items() if hasattr(e["calculator"], "sums")}
+
+    def load_meter_sums(self, sums: dict[str, torch.Tensor]) -> None:
+        for name, value in sums.items():
+            if name in self.metrics:
+                self.metrics[name]["calculator"].load_sums(value)
 
     def load_state_dict(self, state: dict, wall_time_at_save: float) -> None:
         for lst in (self.record_epochs, self.samples_per_sec, self.secs_per_train, self.records):
@@ -72,9 +80,7 @@ class MetricsBook:
             entry["output"].clear()
         for record in state["records"]:
             self._append(dict(record))
-        for name, sums in state["meters"].items():
-            if name in self.metrics:
-                self.metrics[name]["calculator"].load_sums(sums)
+        self.load_meter_sums(state["meters"])
         self.prior_wall_time = wall_time_at_save
 
     def _append(self, record: dict) -> None:

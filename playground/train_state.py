@@ -1,9 +1,9 @@
 """Everything a run needs to continue exactly: captured from the trainer into a checkpoint and restored.
 
-The shared part (model, optimizer, position, learning rate, meters and metrics, opts) comes from rank 0; the
-per-rank part (python/numpy/torch/CUDA RNG states and data positions) from every rank. Tensors are copied into
-buffers reused from one checkpoint to the next, so the training loop is blocked only for that copy while a
-background thread writes the file.
+The shared part (model, optimizer, position, learning rate, record points, opts) comes from rank 0; the
+per-rank part (python/numpy/torch/CUDA RNG states, data positions, meter sums since the last record point)
+from every rank. Tensors are copied into buffers reused from one checkpoint to the next, so the training loop
+is blocked only for that copy while a background thread writes the file.
 """
 from __future__ import annotations
 
@@ -37,13 +37,13 @@ def set_rng_state(state: dict, device: torch.device) -> None:
 
 
 def rank_state(trainer: Any) -> dict:
-    """This rank's part: RNG states and data positions."""
+    """This rank's part: RNG states, data positions, and its meters' sums since the last record point."""
     data = {}
     for role in ("train_model", "test_model"):
         model = getattr(trainer, role)
         if model is not None and model.batches is not None:
             data[role] = model.batches.state_dict()
-    return {"rng": rng_state(trainer.device), "data": data}
+    return {"rng": rng_state(trainer.device), "data": data, "meters": trainer.book.meter_sums()}
 
 
 def shared_state(trainer: Any, epoch: int, epoch_iter: int) -> dict:
@@ -62,6 +62,8 @@ def shared_state(trainer: Any, epoch: int, epoch_iter: int) -> dict:
         "world_size": trainer.world_size,
         "lr": trainer.lr,
         "metrics": trainer.book.state_dict(),
+        # iterations since the last record point: they decide whether the epoch ends with a record point
+        "interval": {"iters": trainer._interval_iters, "train_secs": trainer._interval_train_secs},
         "wall_time": trainer._wall_time(),
         "opts": trainer.opts,
     }
@@ -117,14 +119,19 @@ def restore(trainer: Any, state: dict, log: Any) -> None:
     trainer.epoch, trainer.start_epoch_iter = state["epoch"], state["epoch_iter"]
     trainer.global_iter, trainer.lr = state["global_iter"], state["lr"]
     trainer.book.load_state_dict(state["metrics"], state["wall_time"])
+    interval = state.get("interval", {"iters": 0, "train_secs": 0.0})
+    trainer._interval_iters, trainer._interval_train_secs = interval["iters"], interval["train_secs"]
     ranks = state["ranks"]
-    mine = ranks[trainer.rank] if trainer.rank < len(ranks) else None
-    if mine is None or state["world_size"] != trainer.world_size:
-        log.warning("the checkpoint has %d rank states, this run has %d ranks: random states restart from the "
-                    "seed, so the continuation is not bitwise exact", len(ranks), trainer.world_size)
-        mine = mine or {"data": ranks[0]["data"]}
+    if state["world_size"] != trainer.world_size:
+        log.warning("the checkpoint was written by %d rank(s), this run has %d: the data continues from the same "
+                    "global batch, but random states and meter sums belong to ranks, so the continuation is not "
+                    "bitwise exact", state["world_size"], trainer.world_size)
+    # Data positions count global batches, the same on every rank: a rank the checkpoint lacks takes rank 0's.
+    mine = ranks[trainer.rank] if trainer.rank < len(ranks) else {"data": ranks[0]["data"]}
     if "rng" in mine:
         set_rng_state(mine["rng"], trainer.device)
+    if "meters" in mine:
+        trainer.book.load_meter_sums(mine["meters"])
     for role, data in mine["data"].items():
         model = getattr(trainer, role, None)
         if model is not None and model.batches is not None:
