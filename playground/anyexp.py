@@ -217,17 +217,29 @@ class AnyExp:
         self.loadCheckpoint()
         self.progress = Progress(self.opts, self.ctx, self.epoch_iterations)
         try:
+            self._train_epochs()
+            self.fun_conclude_operator()
+            self.createMetricsPlotsModelsOutputs()
+            result = self.assembleAllOutputs()
+            self.outputs.write_results(result, self.book, wall_time=self._wall_time())
+        finally:
+            self._close_batches()
+        return result
+
+    def _train_epochs(self) -> None:
+        try:
             for epoch in self.list_of_epochs():
                 self.epoch = epoch
                 self._run_epoch(epoch)
             self.checkpointer.finish()
         finally:
             self.progress.close()
-        self.fun_conclude_operator()
-        self.createMetricsPlotsModelsOutputs()
-        result = self.assembleAllOutputs()
-        self.outputs.write_results(result, self.book, wall_time=self._wall_time())
-        return result
+
+    def _close_batches(self) -> None:
+        """Stop the data loader workers now: the result dict keeps the models (and so their streams) alive."""
+        for model in (self.train_model, self.test_model):
+            if model is not None and model.batches is not None:
+                model.batches.close()
 
     def _run_epoch(self, epoch: int) -> None:
         self.fun_per_epoch_b4RunNet(epoch)
