@@ -208,7 +208,8 @@ class Checkpointer:
         """The background part: info and state files, pointers, log, keep limit. Errors wait for the loop."""
         try:
             started = time.perf_counter()
-            save_state(path, state, before_rename=lambda tmp: self._write_info(path, tmp, info))
+            save_state(path, state, before_rename=lambda tmp, sha: self._write_info(path, tmp, sha, info),
+                       checksum=self.output["ckpt_checksum"])
             set_pointer(self.folder, "last", path)
             self.last_path = path
             if best:
@@ -225,11 +226,10 @@ class Checkpointer:
                 "are intact; free space or choose another output.checkpoint_folder.")
             _note_failure(self.folder, path, self._error)
 
-    def _write_info(self, path: str, written: str, info: dict) -> None:
-        """Complete `info` from the state bytes in `written` (size, checksum, time) and write it beside `path`."""
-        info["size"] = os.path.getsize(written)
-        info["sha256"] = sha256_of(written) if self.output["ckpt_checksum"] else None
-        info.update(timestamp=time.time(), time=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    def _write_info(self, path: str, written: str, sha256: str | None, info: dict) -> None:
+        """Complete `info` (size and checksum of the state bytes in `written`, time); write it beside `path`."""
+        info.update(size=os.path.getsize(written), sha256=sha256, timestamp=time.time(),
+                    time=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
         write_info(path, info)
 
     # ------------------------------------------------------------------ lifecycle

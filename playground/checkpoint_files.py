@@ -42,39 +42,49 @@ def info_path(path: str) -> str:
     return os.path.splitext(path)[0] + ".json"
 
 
-def save_state(path: str, state: dict, before_rename: Callable[[str], None] | None = None) -> None:
-    """Write `state` atomically to `path`. `before_rename(temporary_path)` runs when the bytes are on disk,
-    before they take the name (to write the info file first). Raises CheckpointError naming the file."""
-    writers: list[_RecordingWriter] = []
+def save_state(path: str, state: dict, before_rename: Callable[[str, str | None], None] | None = None,
+               checksum: bool = False) -> None:
+    """Write `state` atomically to `path`. `before_rename(temporary_path, sha256 or None)` runs when the bytes
+    are on disk, before they take the name (to write the info file first); the SHA-256 (with `checksum`) is
+    computed from the bytes as they are written. Raises CheckpointError naming the file."""
+    writer = _Writer(checksum)
 
     def write(handle: IO[bytes]) -> None:
-        writers.append(_RecordingWriter(handle))
-        torch.save(state, writers[-1])
+        writer.handle = handle
+        torch.save(state, writer)
     try:
-        write_with(path, write, before_replace=before_rename)
+        write_with(path, write, before_replace=before_rename and (lambda tmp: before_rename(tmp, writer.hexdigest())))
     except (OSError, RuntimeError) as err:
-        err = next((w.error for w in writers if w.error), err)
+        err = writer.error or err
         reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
         raise CheckpointError(f"could not write checkpoint {path}: {reason}. Earlier checkpoints are intact; "
                               "free space or choose another output.checkpoint_folder.") from err
 
 
-class _RecordingWriter:
-    """A file's write() that remembers its first OSError: torch.save reports a failed write (EFBIG, ENOSPC) only
-    as "unexpected pos", and the user should read "No space left on device"."""
+class _Writer:
+    """The file torch.save writes to: hashes the bytes on their way (no second read of the file) and keeps the
+    first OSError, since torch.save reports a failed write (EFBIG, ENOSPC) only as "unexpected pos"."""
 
-    def __init__(self, handle: IO[bytes]) -> None:
-        self.handle, self.error = handle, None
+    def __init__(self, checksum: bool) -> None:
+        self.handle: IO[bytes] | None = None
+        self.error: OSError | None = None
+        self._sha = hashlib.sha256() if checksum else None
 
     def write(self, data: bytes) -> int:
         try:
-            return self.handle.write(data)
+            written = self.handle.write(data)
         except OSError as err:
             self.error = self.error or err
             raise
+        if self._sha is not None:
+            self._sha.update(data)
+        return written
 
     def flush(self) -> None:
         self.handle.flush()
+
+    def hexdigest(self) -> str | None:
+        return self._sha.hexdigest() if self._sha is not None else None
 
 
 def load_state(path: str, map_location: Any = "cpu") -> dict:
