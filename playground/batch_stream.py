@@ -13,6 +13,7 @@ Test samples are sharded without padding (rank r takes indices r, r+W, ...), so 
 """
 from __future__ import annotations
 
+import signal
 from typing import Any, Iterator
 
 import torch
@@ -220,11 +221,19 @@ def _loader(dataset: Any, sampler: Sampler, batch: int, opts: dict, ctx: RunCont
     extra: dict = {}
     if workers > 0:
         method = opts["input"]["worker_start_method"]
-        extra = {"persistent_workers": True, "prefetch_factor": 4,
+        extra = {"persistent_workers": True, "prefetch_factor": 4, "worker_init_fn": _ignore_stop_signals,
                  "multiprocessing_context": None if method == "auto" else method}
     return DataLoader(KeyedDataset(dataset), batch_size=batch, sampler=sampler, num_workers=workers,
                       collate_fn=getattr(dataset, "collate_fn", None) or default_collate,
                       pin_memory=ctx.device.type == "cuda", drop_last=False, generator=generator, **extra)
+
+
+def _ignore_stop_signals(worker_id: int) -> None:
+    """Loader workers leave SIGTERM/SIGINT to their rank, which checkpoints first (a signal sent to the whole
+    process group reaches them too); they stop when their rank stops or dies. Spawned workers (start method
+    spawn or forkserver) only ignore signals once started; forked ones hold the rank's handler until then."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _check_dataset(dataset: Any, what: str) -> None:

@@ -155,13 +155,18 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
     _o("output.ckpt_restart_mode", Choice(["off", "auto", "required"]), "auto",
        help="auto: resume from the last good checkpoint when there is one; required: fail when there is none; "
             "off: always start fresh."),
-    _o("output.ckpt_save_interval", Int(0), 1, help="Save when epoch % interval == 0; 0 saves no epoch checkpoints."),
-    _o("output.ckpt_skip_epochs", Int(0), 0, help="Write no checkpoint during the first this many epochs."),
+    _o("output.ckpt_save_interval", Int(0), 1,
+       help="Save after epoch n (counted from 1) when n % interval == 0, and after the final epoch; 0 saves no "
+            "periodic or final checkpoint (best ones still, with ckpt_save_best)."),
+    _o("output.ckpt_skip_epochs", Int(0), 0,
+       help="Write no checkpoint (and track no best metric) during the first this many epochs; preemption "
+            "checkpoints are still written."),
     _o("output.ckpt_keep_limit", Int(1), 1000000,
-       help="Checkpoints of this run kept; older ones are deleted (never the resumed-from or best one)."),
+       help="Checkpoints of this run kept, newest first; older ones are deleted, never the one resumed from, the "
+            "best one, the one 'last' names, or files of other runs."),
     _o("output.ckpt_keep_mode", Choice(["linear"]), "linear", help="Keep policy (CANDLE); only linear exists."),
     _o("output.ckpt_save_best", Bool(), True,
-       help="Also keep the checkpoint with the best ckpt_save_best_metric, pointed to by 'best'."),
+       help="Also save whenever ckpt_save_best_metric improves at an epoch end; 'best' points to the best one."),
     _o("output.ckpt_save_best_metric", Str(), "",
        help="Metric for ckpt_save_best; empty uses the first test metric in output.metrics."),
     _o("output.ckpt_save_best_mode", Choice(["auto", "min", "max"]), "auto",

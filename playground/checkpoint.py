@@ -169,7 +169,8 @@ class Checkpointer:
         best_path = path if best else self.best_path
         state = self._snapshot.copy(shared_state(trainer, epoch, epoch_iter))
         state.update(ranks=ranks, run_id=self.run_id,
-                     best={"value": self.policy.best_value, "file": os.path.basename(best_path) if best_path else None})
+                     best={"value": self.policy.best_value,
+                           "file": os.path.relpath(best_path, self.folder) if best_path else None})
         info = self._info(path, kind, epoch, epoch_iter, best)
         self._thread = threading.Thread(target=self._write, args=(path, state, info, best),
                                         name="playground-checkpoint-writer")

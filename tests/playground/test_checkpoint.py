@@ -67,6 +67,23 @@ def test_rolling_back_by_repointing_last_redoes_the_later_epochs_identically(tmp
     assert "resumed from model_checkpoint_epoch1.pt" in log
 
 
+def test_checkpoints_in_subfolders_named_by_a_path_component_are_resumed_from(tmp_path, monkeypatch):
+    (tmp_path / "dated_paths.py").write_text(
+        "import os\n"
+        "def gen_checkpoint_path(self, is_checkpoint, epoch):\n"
+        "    return os.path.join(self.checkpointer.folder, 'day1', f'epoch{epoch}.pt')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    opts = quick_opts(2, ckpt_save_best=True)
+    opts["output"]["gen_checkpoint_path_py"] = "dated_paths"
+    run(opts, run_dir=str(tmp_path / "run"))
+    folder = tmp_path / "run" / "checkpoints"
+    assert os.readlink(folder / "last") == os.path.join("day1", "epoch2.pt")
+    opts["epoch_iter"]["num_epochs"] = 3
+    result = run(opts, run_dir=str(tmp_path / "run"))
+    assert result["metrics"]["epochs"][-1] == 3.0 and len(result["metrics"]["epochs"]) == 9
+    assert "resumed from epoch2.pt" in (folder / "ckpt.log").read_text()
+
+
 @pytest.mark.parametrize("damage, checksum, reason", [("flip a byte", True, "fails its checksum"),
                                                       ("truncate", False, "could not read checkpoint")])
 def test_a_broken_newest_checkpoint_is_reported_and_the_previous_one_used(tmp_path, damage, checksum, reason):
