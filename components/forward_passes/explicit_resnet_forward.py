@@ -21,7 +21,8 @@ from playground.model import input_shape
 from playground.opt_types import Int, ListOf
 
 # The original Playground's extra depths: non-standard bottleneck layouts, reachable through block_counts.
-ORIGINAL_LAYOUTS = {200: (3, 32, 36, 3), 264: (3, 64, 36, 3), 284: (3, 32, 64, 3)}
+# (Its 200 was (3, 32, 36, 3) too; here 200 is the published (3, 24, 36, 3), see docs/resnet.md.)
+ORIGINAL_LAYOUTS = {264: (3, 64, 36, 3), 284: (3, 32, 64, 3)}
 
 additional_definitions = [
     {"name": "model_param.stem", "type": str, "choices": list(STEMS), "default": "imagenet",

@@ -189,13 +189,12 @@ def test_merge_tracks_the_layer_of_each_key():
     assert origin["input.imsize"] == "b" and origin["input.loadsize"] == "a"
 
 
-def test_the_original_readme_blob_is_accepted_apart_from_components():
+def test_the_original_readme_blob_is_accepted_with_only_its_paths_and_devices_changed(tmp_path):
+    from playground.cli import main as playground_main
+    data = tmp_path / "digits"
+    assert playground_main(["make-lmdb", "--digits", str(data), "--test-fraction", "0.2", "--no-progress"]) == 0
     opts = json.loads((DATA / "caffe2_readme_opts.json").read_text())["opts"]
     opts["distributed"].update(num_gpus=0, num_cpus=1)
-    try:
-        resolved = resolve(("blob", opts))
-    except OptsError as err:
-        # Until every original component is registered, the only acceptable problems are unknown components.
-        assert all("unknown component" in p for p in err.problems), err.problems
-        return
+    opts["input"].update(train_input_path=str(data / "train"), test_input_path=str(data / "test"))
+    resolved = resolve(("blob", opts))          # every original component is registered
     assert resolved.opts["model_param"]["bn_init_gamma"] == 1e-323
