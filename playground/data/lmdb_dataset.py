@@ -6,7 +6,9 @@ the batch tensor (image_batch.py). `dataset[index]` gives the finished (CxHxW fl
 in the first data pass, for inspection and for code that expects a plain dataset.
 
 Reading is lazy: each process (the trainer, each forked or spawned worker) opens its own read-only LMDB
-handle on first use, and sets OpenCV to one thread so that N decode workers use N cores, not N x cores.
+handle on first use. OpenCV runs one thread per process, set when the dataset is made: N decode workers use
+N cores, not N x cores, and a forked worker never has to reconfigure a thread pool its parent started
+(OpenCV would wait forever for the parent's threads, which do not exist in the child).
 A record that cannot be read or decoded raises RecordReadError naming the database and key, unless
 bad_record is "skip": then it becomes a SkippedRecord, which collation counts.
 """
@@ -17,7 +19,7 @@ from typing import Sequence
 
 import cv2
 import torch
-from torch.utils.data import Dataset, get_worker_info
+from torch.utils.data import Dataset
 
 from playground.data.augment import AugmentSpec, augment, sample_rng
 from playground.data.db_records import CAFFE, DbRecords, RecordReadError
@@ -39,6 +41,7 @@ class LmdbImageDataset(Dataset):
         self.path, self.spec, self.channels, self.seed, self.bad_record = path, spec, channels, seed, bad_record
         self.collate_fn = ImageBatcher(channels, mean, std)
         self._process = -1
+        single_threaded_opencv()
 
     @property
     def class_names(self) -> list[str] | None:
@@ -83,6 +86,15 @@ class LmdbImageDataset(Dataset):
         return self.collate_fn.one(sample), sample.label
 
     def _enter_process(self) -> None:
-        if get_worker_info() is not None:
-            cv2.setNumThreads(1)   # one decode worker = one core; the DataLoader already does this for torch
+        single_threaded_opencv()    # a spawned worker starts with OpenCV's default; a forked one inherits 1
         self._process = os.getpid()
+
+
+def single_threaded_opencv() -> None:
+    """Make OpenCV run on the calling thread only in this process (the loader's workers are the parallelism).
+
+    Only changes the setting when it is not already 1: in a forked child, reconfiguring a pool the parent
+    started hangs, so the parent sets it first (before the DataLoader forks) and children leave it alone.
+    """
+    if cv2.getNumThreads() != 1:
+        cv2.setNumThreads(1)

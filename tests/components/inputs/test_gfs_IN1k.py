@@ -35,11 +35,10 @@ def test_a_make_lmdb_image_folder_trains_with_classes_from_the_metadata(tmp_path
     assert len(metrics["train_loss"]) == 2 and metrics["train_loss"][0] > 0
 
 
-def test_a_caffe_datum_lmdb_trains_in_gray(tmp_path):
-    # Loader workers are tested in tests/playground/data/test_lmdb_dataset.py: a run's DataLoader workers are
-    # only shut down when garbage collection reaches the trainer, which then waits 5 s per worker.
+def test_a_caffe_datum_lmdb_trains_in_gray_through_forked_workers(tmp_path):
     db = write_caffe_lmdb(tmp_path / "caffe", caffe_datums(classes=3, per_class=8))
-    opts = image_opts(str(db), str(db), num_classes=3, channels=1, mean=[0.45], std=[0.25])
+    opts = image_opts(str(db), str(db), num_classes=3, channels=1, mean=[0.45], std=[0.25], decode_threads=2,
+                      worker_start_method="fork")
     opts["model"]["forward_pass_py"] = "mlp_forward"
     result = run(opts, run_dir=str(tmp_path / "run"))
     assert result["metrics"]["epochs"][-1] == 1.0 and result["metrics"]["test_loss"][-1] > 0

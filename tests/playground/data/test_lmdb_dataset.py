@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 
 import cv2
 import numpy as np
@@ -17,6 +19,7 @@ from playground.data.lmdb_writer import LmdbWriter
 from playground.data.record_format import ImageRecord, pack_record, record_key
 from playground.run_context import RunContext
 from playground.topology import Topology
+from tests.conftest import REPO
 from tests.image_lmdbs import caffe_datums, class_color_image, corrupt_record, make_image_lmdb, write_caffe_lmdb
 
 COUNT = 12
@@ -93,9 +96,34 @@ def test_loader_workers_give_the_batches_of_the_trainer_process(numbered_db, met
     dataset = LmdbImageDataset(numbered_db, TRAIN)
     inline = build_train_stream(dataset, loader_opts(4), context(1, 0), COUNT // 4)
     workers = build_train_stream(dataset, loader_opts(4, workers=2, method=method), context(1, 0), COUNT // 4)
-    for _ in range(COUNT // 4 * 2):                                  # two passes
-        (x0, y0), (x1, y1) = inline.next(), workers.next()
-        assert torch.equal(y0, y1) and torch.equal(x0, x1)
+    try:
+        for _ in range(COUNT // 4 * 2):                                  # two passes
+            (x0, y0), (x1, y1) = inline.next(), workers.next()
+            assert torch.equal(y0, y1) and torch.equal(x0, x1)
+    finally:
+        workers.close()             # the workers ignore SIGTERM: only close() (or their rank's exit) stops them
+
+
+FORK_AFTER_OPENCV_THREADS = """
+import sys, cv2, numpy as np
+from playground.data.lmdb_dataset import LmdbImageDataset
+from tests.playground.data.test_lmdb_dataset import TRAIN, context, loader_opts
+from playground.batch_stream import build_train_stream
+rng = np.random.default_rng(0)
+for _ in range(30):                     # the trainer process uses OpenCV's thread pool before the loader forks
+    image = rng.integers(0, 255, (375, 500, 3), dtype=np.uint8)
+    cv2.imencode(".jpg", cv2.GaussianBlur(image, (0, 0), 1.5))
+stream = build_train_stream(LmdbImageDataset(sys.argv[1], TRAIN), loader_opts(4, 2, "fork"), context(1, 0), 3)
+stream.next(), stream.next()
+stream.close()
+print("batches arrived")
+"""
+
+
+def test_forked_workers_do_not_hang_when_the_parent_used_opencv_threads(numbered_db):
+    process = subprocess.run([sys.executable, "-c", FORK_AFTER_OPENCV_THREADS, numbered_db], cwd=REPO,
+                             capture_output=True, text=True, timeout=60)
+    assert process.returncode == 0 and "batches arrived" in process.stdout, process.stderr
 
 
 def test_a_corrupt_record_stops_with_db_and_key_or_is_skipped_and_counted(tmp_path):
