@@ -12,8 +12,7 @@ import cv2
 import lmdb
 import numpy as np
 
-from playground.data.image_sources import from_folder
-from playground.data.lmdb_build import BuildOptions, build
+from playground.cli import main as playground_main
 
 
 def class_color_image(label: int, index: int, size: tuple[int, int] = (24, 32), gray: bool = False) -> np.ndarray:
@@ -39,10 +38,11 @@ def write_image_tree(root: Path, classes: int = 3, per_class: int = 6, size: tup
 
 def make_image_lmdb(tmp_path: Path, classes: int = 3, per_class: int = 6, size: tuple[int, int] = (24, 32),
                     test_fraction: float = 0.0, name: str = "db") -> Path:
-    """An image folder built into a playground LMDB (OUTPUT/train and OUTPUT/test when split)."""
+    """An image folder built by `playground make-lmdb` (OUTPUT/train and OUTPUT/test when split)."""
     tree = write_image_tree(tmp_path / f"{name}-images", classes, per_class, size)
     output = tmp_path / name
-    build(from_folder(str(tree)), str(output), BuildOptions(test_fraction=test_fraction, progress=False))
+    code = playground_main(["make-lmdb", str(tree), str(output), "--test-fraction", str(test_fraction), "--no-progress"])
+    assert code == 0, f"make-lmdb exited with {code}"
     return output
 
 

@@ -11,8 +11,12 @@ writing, 2 unusable source or command line (nothing was written), 130 interrupte
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
+import threading
+from typing import Iterator
 
 AUTO_WORKERS_FROM = 2000   # images; smaller builds are checked in this process (starting workers costs more)
 
@@ -47,22 +51,11 @@ def main(args: argparse.Namespace) -> int:
     problem = _check_arguments(args)
     if problem:
         return _fail(problem, 2)
-    import signal
+    from playground.data.image_sources import SourceError
 
-    from playground.data.image_sources import SourceError, from_digits, from_folder, from_list
-    from playground.data.lmdb_build import BuildOptions, build
-
-    # SIGTERM (a scheduler's cancel) unwinds like Ctrl-C, so the unfinished build is removed.
-    signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        source = (from_digits() if args.digits else
-                  from_list(args.source, args.list_file) if args.list_file else from_folder(args.source))
-        workers = args.workers if args.workers is not None else (
-            0 if len(source.images) < AUTO_WORKERS_FROM else min(8, os.cpu_count() or 1))
-        options = BuildOptions(test_fraction=args.test_fraction, seed=args.seed, resize=args.resize,
-                               image_format=args.image_format, quality=args.quality, workers=workers,
-                               overwrite=args.overwrite, progress=not args.no_progress)
-        written = build(source, args.output, options)
+        with _sigterm_interrupts():
+            class_count, written = _build(args)
     except (SourceError, FileExistsError) as err:
         return _fail(str(err), 2)
     except KeyboardInterrupt:
@@ -70,12 +63,41 @@ def main(args: argparse.Namespace) -> int:
     except OSError as err:
         return _fail(f"the build failed and was removed: {err}", 1)
     for path, count in written.items():
-        print(f"{path}: {count} images, {len(source.class_names)} classes")
+        print(f"{path}: {count} images, {class_count} classes")
     if len(written) == 2:
         train, test = written
         print(f"train on it with --set input.input_name_py=gfs_IN1k --set input.train_input_path={train} "
               f"--set input.test_input_path={test}")
     return 0
+
+
+def _build(args: argparse.Namespace) -> tuple[int, dict[str, int]]:
+    """Read the source and build; returns (number of classes, {database path: images})."""
+    from playground.data.image_sources import from_digits, from_folder, from_list
+    from playground.data.lmdb_build import BuildOptions, build
+
+    source = (from_digits() if args.digits else
+              from_list(args.source, args.list_file) if args.list_file else from_folder(args.source))
+    workers = args.workers if args.workers is not None else (
+        0 if len(source.images) < AUTO_WORKERS_FROM else min(8, os.cpu_count() or 1))
+    options = BuildOptions(test_fraction=args.test_fraction, seed=args.seed, resize=args.resize,
+                           image_format=args.image_format, quality=args.quality, workers=workers,
+                           overwrite=args.overwrite, progress=not args.no_progress)
+    return len(source.class_names), build(source, args.output, options)
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """Within the block SIGTERM (a scheduler's cancel) unwinds like Ctrl-C, so an unfinished build is removed;
+    the previous handler is restored after (make-lmdb may run inside another program, such as the demo)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _check_arguments(args: argparse.Namespace) -> str:
