@@ -75,6 +75,9 @@ def _rank_entry(local_rank: int, opts: dict, run_dir: str, topology: Topology) -
     # A rank that dies in native code (SIGSEGV, SIGABRT) prints the Python stack of each thread first.
     faulthandler.enable(all_threads=True)
     code = _guarded(local_rank, opts, run_dir, topology, spawned=True)
+    # This rank is done; a stop signal forwarded late must not turn its exit code into "killed by SIGTERM".
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _free_rank_objects()
     if code:
         sys.exit(code)

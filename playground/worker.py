@@ -47,11 +47,13 @@ def run_rank(local_rank: int, opts: dict, run_dir: str, topology: Topology,
             leave_last_words(ctx.rank, err)
         raise
     finally:
-        trainer.checkpointer.preemption.uninstall()
+        # The stop handler stays until the group is gone: a signal forwarded late (by the launcher, or sent to
+        # the whole process group) must not kill a rank that is finishing its last write or collective.
         try:
             trainer.checkpointer.finish()
         finally:
             destroy_process_group()
+            trainer.checkpointer.preemption.uninstall()
             close_logging()
 
 

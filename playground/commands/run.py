@@ -1,6 +1,7 @@
 """Train one experiment from an opts blob: validate, plan, then run every rank of it.
 
-Exit codes: 0 done, 2 unusable opts or command line (nothing was started), 1 the run failed.
+Exit codes: 0 done, 2 unusable opts or command line (nothing was started), 1 the run failed, 75 stopped by
+SIGTERM/SIGINT after writing a checkpoint (re-run the same command to resume).
 """
 from __future__ import annotations
 
