@@ -1,0 +1,289 @@
+"""Image input throughput: our LMDB + OpenCV pipeline against the decode limit and torchvision, in one run.
+
+    .venv/bin/python benchmarks/data_pipeline.py [--images 2000] [--workers 2] [--batch 64] [--repeat 3]
+
+Generates --images realistic JPEGs (about 500x375: colour gradients, shapes, blur and noise, quality 90), as
+class folders and as a playground LMDB holding the same bytes (make-lmdb), then measures images/s of:
+
+  a  raw LMDB reads: every record's value in a random order, one process
+  b  the decode limit: a bare loop of cv2.imdecode + crop + resize to --imsize on bytes already in memory,
+     split over --workers processes (type 0: shorter side to --loadsize then crop; type 1: crop then resize)
+  c  our training pipeline, built as the trainer builds it: LmdbImageDataset (gfs_IN1k's augmentation with
+     mirror, RGB, normalised float batches) through playground.batch_stream's DataLoader, --workers workers
+  d  torchvision ImageFolder + PIL with RandomResizedCrop, RandomHorizontalFlip, ToTensor, Normalize on the
+     same images as files, same batch, workers, prefetching and persistent workers
+
+c and d are timed after their first batch (worker start-up excluded); each figure is the best of --repeat
+rounds (the machine is shared). Prints the ratios c/b per scale_jitter_type and c/d for the Inception-style
+crop (type 1, the transform torchvision's RandomResizedCrop does). Targets: c/b >= 0.85, c/d >= 1.5.
+"""
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+
+from playground.data.augment import AugmentSpec, inception_box  # noqa: E402
+from playground.data.db_records import DbRecords  # noqa: E402
+from playground.data.image_batch import IMAGENET_MEAN, IMAGENET_STD  # noqa: E402
+from playground.data.lmdb_dataset import single_threaded_opencv  # noqa: E402
+
+SIZES = ((500, 375), (375, 500), (500, 333), (480, 360), (500, 400))   # (width, height)
+CLASSES = 10
+
+
+def synthetic_photo(rng: np.random.Generator) -> np.ndarray:
+    """A BGR image with the structure of a photo: a colour gradient, overlapping shapes, blur and sensor noise."""
+    width, height = SIZES[rng.integers(len(SIZES))]
+    ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
+    angle = rng.uniform(0, np.pi)
+    ramp = (xs * np.cos(angle) + ys * np.sin(angle)) / (width + height)
+    top, bottom = rng.uniform(0, 255, 3), rng.uniform(0, 255, 3)
+    image = (top + (bottom - top) * ramp[..., None]).astype(np.uint8)
+    for _ in range(rng.integers(8, 20)):
+        color = tuple(int(c) for c in rng.integers(0, 256, 3))
+        center = (int(rng.integers(0, width)), int(rng.integers(0, height)))
+        kind = rng.integers(3)
+        if kind == 0:
+            cv2.circle(image, center, int(rng.integers(5, 120)), color, -1, cv2.LINE_AA)
+        elif kind == 1:
+            corner = (int(rng.integers(0, width)), int(rng.integers(0, height)))
+            cv2.rectangle(image, center, corner, color, -1)
+        else:
+            axes = (int(rng.integers(5, 150)), int(rng.integers(5, 80)))
+            cv2.ellipse(image, center, axes, float(rng.uniform(0, 180)), 0, 360, color, int(rng.integers(2, 12)),
+                        cv2.LINE_AA)
+    image = cv2.GaussianBlur(image, (0, 0), float(rng.uniform(0.5, 1.5))).astype(np.float32)
+    for cell in (64, 16, 4, 2):   # texture at several scales (foliage, fabric, grain), as photos have
+        grid = rng.normal(0, 1, (height // cell + 2, width // cell + 2, 3)).astype(np.float32)
+        image += 20 * cv2.resize(grid, (width + 2 * cell, height + 2 * cell), interpolation=cv2.INTER_CUBIC)[
+            cell:cell + height, cell:cell + width]
+    image += rng.normal(0, 6, image.shape).astype(np.float32)     # sensor noise
+    return np.clip(image, 0, 255).astype(np.uint8)
+
+
+def make_data(folder: str, count: int) -> tuple[str, str]:
+    """Class folders of JPEGs and the LMDB make-lmdb builds from them (same bytes); reused when present."""
+    from playground.data.image_sources import from_folder
+    from playground.data.lmdb_build import BuildOptions, build
+
+    images, db = os.path.join(folder, "images"), os.path.join(folder, "db")
+    if not os.path.isdir(db):
+        rng = np.random.default_rng(0)
+        for index in range(count):
+            label_folder = os.path.join(images, f"class{index % CLASSES}")
+            os.makedirs(label_folder, exist_ok=True)
+            ok, jpeg = cv2.imencode(".jpg", synthetic_photo(rng), [cv2.IMWRITE_JPEG_QUALITY, 90])
+            with open(os.path.join(label_folder, f"{index:05d}.jpg"), "wb") as handle:
+                handle.write(jpeg.tobytes())
+        build(from_folder(images), db, BuildOptions(progress=False))
+    return images, db
+
+
+@dataclass
+class Measure:
+    """Images handled in a timed window, its wall-clock seconds and the CPU seconds of every process involved."""
+
+    images: int
+    wall: float
+    cpu: float
+
+    @property
+    def rate(self) -> float:
+        return self.images / self.wall
+
+    def cpu_rate(self, cores: int) -> float:
+        """Images/s the machine's cores would give if this pipeline had them to itself."""
+        return cores * self.images / self.cpu
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds used so far by the processes `pids` (Linux /proc)."""
+    ticks = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def raw_reads(db: str) -> float:
+    records = DbRecords(db)
+    order = np.random.default_rng(0).permutation(records.count)
+    started = time.perf_counter()
+    total = sum(len(records.read_value(int(i))) for i in order)
+    elapsed = time.perf_counter() - started
+    print(f"  a  raw LMDB reads: {records.count / elapsed:.0f} images/s ({total / elapsed / 2 ** 20:.0f} MiB/s, "
+          f"mean record {total / records.count / 1024:.0f} KiB), one process")
+    return records.count / elapsed
+
+
+def _decode_loop(db: str, indices: list[int], spec: AugmentSpec, barrier, results) -> None:
+    records = DbRecords(db)
+    payloads = [records.read(i).payload for i in indices]
+    rng = np.random.default_rng(len(indices))
+    barrier.wait()
+    started, cpu = time.perf_counter(), time.process_time()
+    for payload in payloads:
+        image = cv2.imdecode(np.frombuffer(payload, np.uint8), cv2.IMREAD_COLOR)
+        height, width = image.shape[:2]
+        if spec.scale_jitter_type == 1:
+            y, x, h, w = inception_box(height, width, rng)
+            out = cv2.resize(image[y:y + h, x:x + w], (spec.imsize, spec.imsize), interpolation=cv2.INTER_LINEAR)
+        else:
+            scale = spec.loadsize / min(height, width)
+            image = cv2.resize(image, (round(width * scale), round(height * scale)), interpolation=cv2.INTER_LINEAR)
+            out = image[:spec.imsize, :spec.imsize]
+        assert out.shape[0] == spec.imsize
+    results.put((time.perf_counter() - started, time.process_time() - cpu))
+
+
+def decode_limit(db: str, spec: AugmentSpec, workers: int) -> Measure:
+    count = DbRecords(db).count
+    context = multiprocessing.get_context("fork")
+    barrier, results = context.Barrier(workers), context.Queue()
+    processes = [context.Process(target=_decode_loop, args=(db, list(range(w, count, workers)), spec, barrier, results))
+                 for w in range(workers)]
+    for process in processes:
+        process.start()
+    times = [results.get() for _ in processes]
+    for process in processes:
+        process.join()
+    return Measure(count, max(wall for wall, _ in times), sum(cpu for _, cpu in times))
+
+
+def timed_batches(next_batch, batches: int, batch: int, worker_pids) -> Measure:
+    next_batch()                                     # start-up: workers forked, first batch decoded
+    pids = [os.getpid(), *worker_pids()]
+    started, cpu = time.perf_counter(), cpu_seconds(pids)
+    for _ in range(batches):
+        next_batch()
+    return Measure(batches * batch, time.perf_counter() - started, cpu_seconds(pids) - cpu)
+
+
+def our_pipeline(db: str, spec: AugmentSpec, args: argparse.Namespace) -> Measure:
+    from playground.batch_stream import build_train_stream
+    from playground.data.lmdb_dataset import LmdbImageDataset
+    from playground.run_context import RunContext
+    from playground.topology import Topology
+
+    dataset = LmdbImageDataset(db, spec)
+    opts = {"epoch_iter": {"batch_per_device": args.batch, "num_train_sample_per_epoch": 0},
+            "model_param": {"seed": 0},
+            "input": {"shuffle_train": True, "decode_threads": args.workers, "worker_start_method": "fork"}}
+    ctx = RunContext(run_dir=".", topology=Topology("cpu", 1, 1, 0, 0, None, "single"), local_rank=0)
+    iterations = len(dataset) // args.batch
+    stream = build_train_stream(dataset, opts, ctx, iterations)
+    measure = timed_batches(stream.next, iterations * args.passes - 1, args.batch, lambda: _worker_pids(stream.loader))
+    _stop_workers(stream.loader)
+    return measure
+
+
+def torchvision_pipeline(images: str, args: argparse.Namespace) -> Measure:
+    import torch
+    from torchvision import datasets, transforms
+
+    transform = transforms.Compose([transforms.RandomResizedCrop(args.imsize), transforms.RandomHorizontalFlip(),
+                                    transforms.ToTensor(), transforms.Normalize(IMAGENET_MEAN, IMAGENET_STD)])
+    folder = datasets.ImageFolder(images, transform=transform)
+    loader = torch.utils.data.DataLoader(folder, batch_size=args.batch, shuffle=True, num_workers=args.workers,
+                                         persistent_workers=True, prefetch_factor=4, drop_last=True,
+                                         multiprocessing_context="fork")
+    iterator = iter(_endless(loader))
+    measure = timed_batches(lambda: next(iterator), len(loader) * args.passes - 1, args.batch,
+                            lambda: _worker_pids(loader))
+    _stop_workers(loader)
+    return measure
+
+
+def _worker_pids(loader) -> list[int]:
+    return [worker.pid for worker in loader._iterator._workers] if loader._iterator is not None else []
+
+
+def _stop_workers(loader) -> None:
+    """Shut a persistent-worker loader's processes down now, before the next measurement starts."""
+    if loader._iterator is not None:
+        loader._iterator._shutdown_workers()
+        loader._iterator = None
+
+
+def _endless(loader):
+    while True:
+        yield from loader
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--images", type=int, default=2000)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="loader/decode worker processes")
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--passes", type=int, default=2, help="passes over the images per measurement of c and d")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds; each figure is the best round")
+    parser.add_argument("--imsize", type=int, default=224)
+    parser.add_argument("--loadsize", type=int, default=256)
+    parser.add_argument("--data", help="folder for the generated images and LMDB (kept; default: a temporary one)")
+    args = parser.parse_args()
+
+    folder = args.data or tempfile.mkdtemp(prefix="data-pipeline-")
+    cores = os.cpu_count() or 1
+    try:
+        started = time.perf_counter()
+        images, db = make_data(folder, args.images)
+        single_threaded_opencv()   # one OpenCV thread per process, set before forking, as the dataset does
+        print(f"{args.images} JPEGs (about 500x375, quality 90) ready in {time.perf_counter() - started:.0f} s; "
+              f"{cores} cores, load average {os.getloadavg()[0]:.2f}, {args.workers} workers, batch {args.batch}, "
+              f"{args.imsize}px crops")
+        specs = {t: AugmentSpec(is_train=True, loadsize=args.loadsize, imsize=args.imsize, scale_jitter_type=t)
+                 for t in (0, 1)}
+        raw_reads(db)
+        rounds: list[dict[str, Measure]] = []
+        for round_number in range(1, args.repeat + 1):
+            figures = {}
+            for t, spec in specs.items():
+                figures[f"b{t}"] = decode_limit(db, spec, args.workers)
+                figures[f"c{t}"] = our_pipeline(db, spec, args)
+            figures["d"] = torchvision_pipeline(images, args)
+            rounds.append(figures)
+            print(f"  round {round_number}: " + ", ".join(f"{k} {m.rate:.0f}" for k, m in figures.items())
+                  + f" images/s; load average {os.getloadavg()[0]:.2f}")
+        _report(rounds, cores)
+    finally:
+        if not args.data:
+            shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
+NAMES = {"b0": "b  decode limit, type 0 (resize shorter side, crop)",
+         "c0": "c  our pipeline, scale_jitter_type 0",
+         "b1": "b  decode limit, type 1 (Inception crop, resize)",
+         "c1": "c  our pipeline, scale_jitter_type 1",
+         "d": "d  torchvision ImageFolder + PIL (RandomResizedCrop)"}
+
+
+def _report(rounds: list[dict[str, Measure]], cores: int) -> None:
+    """Best wall-clock rate of the rounds, and the CPU-bound rate (cores / CPU seconds per image), which other
+    processes on a shared machine do not distort."""
+    wall = {k: max(r[k].rate for r in rounds) for k in NAMES}
+    cpu = {k: max(r[k].cpu_rate(cores) for r in rounds) for k in NAMES}
+    print(f"best of {len(rounds)} rounds{'':31s} wall images/s   CPU-bound images/s ({cores} cores)")
+    for key, name in NAMES.items():
+        print(f"  {name:55s} {wall[key]:8.0f} {cpu[key]:14.0f}")
+    for label, figures in (("wall", wall), ("CPU-bound", cpu)):
+        print(f"  {label:9s}  c/b type 0: {figures['c0'] / figures['b0']:.2f}   c/b type 1: "
+              f"{figures['c1'] / figures['b1']:.2f}   c/d (type 1 vs RandomResizedCrop): {figures['c1'] / figures['d']:.2f}")
+    print("  targets: c/b >= 0.85, c/d >= 1.5")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
