@@ -181,7 +181,8 @@ def our_pipeline(db: str, spec: AugmentSpec, args: argparse.Namespace) -> Measur
     dataset = LmdbImageDataset(db, spec)
     opts = {"epoch_iter": {"batch_per_device": args.batch, "num_train_sample_per_epoch": 0},
             "model_param": {"seed": 0},
-            "input": {"shuffle_train": True, "decode_threads": args.workers, "worker_start_method": "fork"}}
+            "input": {"shuffle_train": True, "decode_threads": args.workers, "worker_start_method": "fork",
+                      "reuse_batch_memory": True}}
     ctx = RunContext(run_dir=".", topology=Topology("cpu", 1, 1, 0, 0, None, "single"), local_rank=0)
     iterations = len(dataset) // args.batch
     stream = build_train_stream(dataset, opts, ctx, iterations)

@@ -23,6 +23,7 @@ from torch.utils.data.dataloader import default_collate
 from playground.run_context import RunContext
 
 Key = tuple[int, int]   # (data pass, sample index)
+PREFETCH_FACTOR = 4     # batches each loader worker prepares ahead of the loop
 
 
 def pass_permutation(num_samples: int, seed: int, data_pass: int) -> torch.Tensor:
@@ -221,11 +222,28 @@ def _loader(dataset: Any, sampler: Sampler, batch: int, opts: dict, ctx: RunCont
     extra: dict = {}
     if workers > 0:
         method = opts["input"]["worker_start_method"]
-        extra = {"persistent_workers": True, "prefetch_factor": 4, "worker_init_fn": _ignore_stop_signals,
-                 "multiprocessing_context": None if method == "auto" else method}
+        extra = {"persistent_workers": True, "prefetch_factor": PREFETCH_FACTOR,
+                 "worker_init_fn": _ignore_stop_signals, "multiprocessing_context": None if method == "auto" else method}
+    collate_fn = getattr(dataset, "collate_fn", None) or default_collate
+    if workers > 0 and opts["input"]["reuse_batch_memory"]:
+        _offer_buffer_reuse(collate_fn)
     return DataLoader(KeyedDataset(dataset), batch_size=batch, sampler=sampler, num_workers=workers,
-                      collate_fn=getattr(dataset, "collate_fn", None) or default_collate,
-                      pin_memory=ctx.device.type == "cuda", drop_last=False, generator=generator, **extra)
+                      collate_fn=collate_fn, pin_memory=ctx.device.type == "cuda", drop_last=False,
+                      generator=generator, **extra)
+
+
+def _offer_buffer_reuse(collate_fn: Any) -> None:
+    """Let a collate function that can (`reuse_buffers(slots)`) write each worker's batches into a ring of
+    shared-memory buffers: fresh shared memory costs a page fault per 4 KiB, about as much as decoding.
+
+    Why PREFETCH_FACTOR + 2 slots are enough: the loader hands a worker its next batch only when the loop takes
+    one, keeping at most PREFETCH_FACTOR batches per worker in flight; so when a worker fills a slot again, the
+    loop has taken two batches from every worker since that slot's previous batch, and the trainer keeps only
+    the batch it is on. A hook that keeps a batch's tensors longer must clone() them (docs/data.md).
+    """
+    offer = getattr(collate_fn, "reuse_buffers", None)
+    if callable(offer):
+        offer(PREFETCH_FACTOR + 2)
 
 
 def _ignore_stop_signals(worker_id: int) -> None:

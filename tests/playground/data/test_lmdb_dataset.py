@@ -44,7 +44,7 @@ def loader_opts(batch: int, workers: int = 0, method: str = "auto") -> dict:
     return {"epoch_iter": {"batch_per_device": batch, "num_train_sample_per_epoch": 0, "test_batch_per_device": None,
                            "num_test_sample": 0, "num_test_iter": 0},
             "model_param": {"seed": 7}, "input": {"shuffle_train": True, "decode_threads": workers,
-                                                  "worker_start_method": method}}
+                                                  "worker_start_method": method, "reuse_batch_memory": True}}
 
 
 def context(world: int, rank: int) -> RunContext:
@@ -97,9 +97,13 @@ def test_loader_workers_give_the_batches_of_the_trainer_process(numbered_db, met
     inline = build_train_stream(dataset, loader_opts(4), context(1, 0), COUNT // 4)
     workers = build_train_stream(dataset, loader_opts(4, workers=2, method=method), context(1, 0), COUNT // 4)
     try:
-        for _ in range(COUNT // 4 * 2):                                  # two passes
+        held = None
+        for _ in range(COUNT // 4 * 6):      # six passes: each worker's ring of reused buffers goes round
             (x0, y0), (x1, y1) = inline.next(), workers.next()
             assert torch.equal(y0, y1) and torch.equal(x0, x1)
+            if held is not None:             # the batch the loop was on is intact until it takes the next one
+                assert torch.equal(held[0], held[1])
+            held = (x0, x1)
     finally:
         workers.close()             # the workers ignore SIGTERM: only close() (or their rank's exit) stops them
 
