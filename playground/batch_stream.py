@@ -40,25 +40,31 @@ class TrainSampler(Sampler[Key]):
         self.num_samples, self.batch, self.world_size, self.rank = num_samples, batch_per_device, world_size, rank
         self.seed, self.iterations_per_pass, self.shuffle = seed, iterations_per_pass, shuffle
         self.start_batch = 0
-        self._perms: dict[int, torch.Tensor] = {}
+        self._perms: dict[int, list[int]] = {}
 
     def keys(self, global_batch: int) -> list[Key]:
         per_global = self.batch * self.world_size
         if self.iterations_per_pass:   # one pass per epoch: each pass restarts at position 0
             data_pass = global_batch // self.iterations_per_pass
             start = (global_batch % self.iterations_per_pass) * per_global + self.rank * self.batch
-            positions = [(data_pass, start + k) for k in range(self.batch)]
-        else:
-            first = global_batch * per_global + self.rank * self.batch
-            positions = [divmod(first + k, self.num_samples) for k in range(self.batch)]
-        return [(p, int(self._order(p)[offset])) for p, offset in positions]
+            return [(data_pass, i) for i in self._order(data_pass)[start:start + self.batch]]
+        keys: list[Key] = []
+        position = global_batch * per_global + self.rank * self.batch
+        end = position + self.batch
+        while position < end:          # a batch may straddle the end of a pass
+            data_pass, offset = divmod(position, self.num_samples)
+            take = min(end - position, self.num_samples - offset)
+            keys += [(data_pass, i) for i in self._order(data_pass)[offset:offset + take]]
+            position += take
+        return keys
 
-    def _order(self, data_pass: int) -> torch.Tensor:
+    def _order(self, data_pass: int) -> list[int]:
         if data_pass not in self._perms:
             if len(self._perms) > 2:
                 self._perms.pop(min(self._perms))
-            self._perms[data_pass] = (pass_permutation(self.num_samples, self.seed, data_pass) if self.shuffle
-                                      else torch.arange(self.num_samples))
+            order = (pass_permutation(self.num_samples, self.seed, data_pass) if self.shuffle
+                     else torch.arange(self.num_samples))
+            self._perms[data_pass] = order.tolist()     # plain ints: indexing a tensor per sample is slow
         return self._perms[data_pass]
 
     def __iter__(self) -> Iterator[Key]:
