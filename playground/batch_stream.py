@@ -13,7 +13,9 @@ Test samples are sharded without padding (rank r takes indices r, r+W, ...), so 
 """
 from __future__ import annotations
 
+import atexit
 import signal
+import weakref
 from typing import Any, Iterator
 
 import torch
@@ -110,6 +112,18 @@ class KeyedDataset(Dataset):
         return self._get_sample(index, data_pass) if self._get_sample else self.dataset[index]
 
 
+_OPEN_STREAMS: "weakref.WeakSet[BatchStream]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_streams() -> None:
+    """At exit, stop the workers of streams nobody closed (a script, a crash): they ignore SIGTERM, and
+    multiprocessing's own exit handler, which runs after this one (atexit is last-in first-out and it was
+    registered when torch was imported), would otherwise wait for them forever."""
+    for stream in list(_OPEN_STREAMS):
+        stream.close()
+
+
 class BatchStream:
     """Batches on the device, counting what was consumed so a checkpoint can restart at that position.
 
@@ -121,6 +135,7 @@ class BatchStream:
         self.loader, self.sampler, self.device = loader, sampler, device
         self.position = 0
         self.skipped = 0
+        _OPEN_STREAMS.add(self)
         self._iterator: Iterator | None = None
 
     def next(self) -> Any:

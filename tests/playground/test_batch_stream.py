@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 
 from playground.batch_stream import ShardSampler, TrainSampler
+from tests.conftest import REPO
 
 
 def take(sampler, count):
@@ -52,3 +55,31 @@ def test_record_point_test_batches_cycle_through_the_shard():
     assert [i for _, i in take(sampler, 5)] == [1, 3, 1, 3, 1]
     sampler.start_batch = 1
     assert [i for _, i in take(sampler, 2)] == [1, 3]
+
+
+
+UNCLOSED_STREAM = """
+import torch
+from components.inputs.synthetic_input import SyntheticDataset
+from playground.batch_stream import build_train_stream
+from playground.run_context import RunContext
+from playground.topology import Topology
+opts = {"epoch_iter": {"batch_per_device": 4, "num_train_sample_per_epoch": 0}, "model_param": {"seed": 1},
+        "input": {"shuffle_train": True, "decode_threads": 2, "worker_start_method": "fork",
+                  "reuse_batch_memory": True}}
+ctx = RunContext(run_dir="unused", topology=Topology("cpu", 1, 1, 0, 0, None, "single"), local_rank=0)
+stream = build_train_stream(SyntheticDataset(torch.randn(64, 3, 8, 8), torch.randint(0, 3, (64,))), opts, ctx, 4)
+stream.next()
+cycle = [stream]
+cycle.append(cycle)          # kept alive to the end, as a trainer in a reference cycle would be
+print("leaving without close()", flush=True)
+"""
+
+
+def test_a_stream_left_open_does_not_hang_the_exit():
+    # Loader workers ignore SIGTERM (their rank checkpoints first), so multiprocessing's exit handler alone would
+    # wait for them forever; the stream's own exit handler stops them first.
+    proc = subprocess.run([sys.executable, "-c", UNCLOSED_STREAM], cwd=REPO, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "leaving without close()" in proc.stdout
