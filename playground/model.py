@@ -62,7 +62,11 @@ def build_update_rule(model: Model, built: Any) -> None:
 
 
 def input_shape(dataset: Any, opts: dict) -> tuple[int, ...]:
-    """Shape of one input sample: from the dataset's first sample when it is indexable, else (3, imsize, imsize)."""
+    """Shape of one input sample: the dataset's `sample_shape` when it has one (so nothing is decoded), else its
+    first sample's when it is indexable, else (3, imsize, imsize)."""
+    declared = getattr(dataset, "sample_shape", None)
+    if declared is not None:
+        return tuple(int(s) for s in declared)
     try:
         sample = dataset[0][0]
         return tuple(int(s) for s in sample.shape)

@@ -53,6 +53,11 @@ class LmdbImageDataset(Dataset):
         return None if self.records.kind == CAFFE else len(self.records.class_names)
 
     @property
+    def sample_shape(self) -> tuple[int, int, int]:
+        """(channels, imsize, imsize) of every sample, known without decoding one (record 0 may be corrupt)."""
+        return (self.channels, self.spec.imsize, self.spec.imsize)
+
+    @property
     def format(self) -> str:
         """"playground" or "caffe"."""
         return self.records.kind

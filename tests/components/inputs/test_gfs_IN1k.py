@@ -46,13 +46,14 @@ def test_a_caffe_datum_lmdb_trains_in_gray_through_forked_workers(tmp_path):
 
 def test_corrupt_records_stop_the_run_or_are_skipped_and_reported(tmp_path, caplog):
     db = make_image_lmdb(tmp_path, classes=2, per_class=12)
-    corrupt_record(db, record_key(3), pack_record(ImageRecord(label=0, payload=b"\x89PNG\r\n\x1a\n cut short")))
-    with pytest.raises(RecordReadError, match=f"{db}: record '0000000003': OpenCV could not decode"):
+    for index in (0, 3):    # record 0 too: the network is sized without decoding it (dataset.sample_shape)
+        corrupt_record(db, record_key(index), pack_record(ImageRecord(label=0, payload=b"\x89PNG\r\n\x1a\n cut")))
+    with pytest.raises(RecordReadError, match=f"{db}: record '000000000[03]': OpenCV could not decode"):
         run(image_opts(str(db)), run_dir=str(tmp_path / "strict"))
     result = run(image_opts(str(db), bad_record="skip"), run_dir=str(tmp_path / "lenient"))
     assert result["metrics"]["epochs"][-1] == 1.0
     log = (tmp_path / "lenient" / "train.log").read_text()
-    assert "epoch 1: skipped 1 corrupt record(s) (input.bad_record is 'skip')" in log
+    assert "epoch 1: skipped 2 corrupt record(s) (input.bad_record is 'skip')" in log
 
 
 def test_paths_and_settings_are_checked_before_anything_starts(tmp_path):
