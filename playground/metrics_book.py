@@ -62,7 +62,8 @@ class MetricsBook:
         return out
 
     def state_dict(self) -> dict:
-        return {"records": list(self.records), "meters": self.meter_sums(), "prior_wall_time": self.prior_wall_time}
+        """The record points so far; meter sums since the last point are per rank (`meter_sums`), saved apart."""
+        return {"records": list(self.records), "prior_wall_time": self.prior_wall_time}
 
     def meter_sums(self) -> dict[str, torch.Tensor]:
         """This rank's meter state since the last record point; each rank has its own until the point reduces it."""
@@ -80,7 +81,6 @@ class MetricsBook:
             entry["output"].clear()
         for record in state["records"]:
             self._append(dict(record))
-        self.load_meter_sums(state["meters"])
         self.prior_wall_time = wall_time_at_save
 
     def _append(self, record: dict) -> None:
