@@ -28,6 +28,7 @@ import torch
 from playground import checkpoint as ckpt
 from playground import distributed as dist_utils
 from playground.batch_stream import build_test_stream, build_train_stream
+from playground.data_forms import as_stream_source
 from playground.metrics_book import MetricsBook
 from playground.model import Model, build_network, build_update_rule
 from playground.outputs import RunOutputs
@@ -112,7 +113,8 @@ class AnyExp:
         """Give `model` its batches and, for the train model (or a test-only run), its network and update rule."""
         if model is None:
             return
-        data = self.gen_input_builder_fun(model, dataset, is_train)
+        data = as_stream_source(self.gen_input_builder_fun(model, dataset, is_train), "training" if is_train else "test",
+                                self.opts["epoch_iter"]["batch_per_device"])
         shared = self.train_model if not is_train and self.train_model is not None else None
         if shared is not None and shared.module is not None:
             model.share_network(shared)

@@ -10,10 +10,13 @@ new pass; otherwise the stream runs across pass boundaries.
 Each sample is requested as (pass, index): a dataset that defines `get_sample(index, epoch)` receives the pass
 number so its random augmentation can depend only on (seed, pass, index); others get `dataset[index]`.
 Test samples are sharded without padding (rank r takes indices r, r+W, ...), so each is counted once.
+The forms of data accepted (array tuples, DataLoaders, iterable datasets) are adapted in data_forms.py; an
+iterable dataset is read in its own order and sharded by position (iterable_shards.py).
 """
 from __future__ import annotations
 
 import atexit
+import logging
 import signal
 import weakref
 from typing import Any, Iterator
@@ -22,6 +25,8 @@ import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
 from torch.utils.data.dataloader import default_collate
 
+from playground.data_forms import IterableSource
+from playground.iterable_shards import RankShard
 from playground.run_context import RunContext
 
 Key = tuple[int, int]   # (data pass, sample index)
@@ -200,8 +205,16 @@ class TestStream(BatchStream):
 
 
 def build_train_stream(dataset: Any, opts: dict, ctx: RunContext, iterations_per_epoch: int) -> BatchStream:
-    _check_dataset(dataset, "training")
     batch = opts["epoch_iter"]["batch_per_device"]
+    if isinstance(dataset, IterableSource):
+        if ctx.is_writer:
+            logging.getLogger("playground").warning(
+                "the training data is an iterable dataset: a resumed run skips the samples already read, which "
+                "continues exactly only if the dataset yields the same sequence again; give a map-style dataset "
+                "(__len__ and __getitem__) for exact resume")
+        shard = RankShard(dataset.dataset, ctx.world_size, ctx.rank, batch, endless=True)
+        return BatchStream(_loader(dataset, shard, batch, opts, ctx), shard, ctx.device)
+    _check_dataset(dataset, "training")
     one_pass = opts["epoch_iter"]["num_train_sample_per_epoch"] == 0
     sampler = TrainSampler(len(dataset), batch, ctx.world_size, ctx.rank, opts["model_param"]["seed"],
                            iterations_per_epoch if one_pass else None, opts["input"]["shuffle_train"])
@@ -211,8 +224,10 @@ def build_train_stream(dataset: Any, opts: dict, ctx: RunContext, iterations_per
 def build_test_stream(dataset: Any, opts: dict, ctx: RunContext) -> TestStream | None:
     if dataset is None:
         return None
-    _check_dataset(dataset, "test")
     batch = opts["epoch_iter"]["test_batch_per_device"] or opts["epoch_iter"]["batch_per_device"]
+    if isinstance(dataset, IterableSource):
+        return _iterable_test_stream(dataset, batch, opts, ctx)
+    _check_dataset(dataset, "test")
     total = len(dataset)
     if total < ctx.world_size:
         raise ValueError(f"the test set has {total} samples, fewer than the {ctx.world_size} ranks")
@@ -224,6 +239,17 @@ def build_test_stream(dataset: Any, opts: dict, ctx: RunContext) -> TestStream |
         sampler = ShardSampler(total, ctx.world_size, ctx.rank, batch, endless=True)
         loader = _loader(dataset, sampler, batch, opts, ctx)
     return TestStream(loader, sampler, full, ctx.device)
+
+
+def _iterable_test_stream(source: IterableSource, batch: int, opts: dict, ctx: RunContext) -> TestStream:
+    """A full pass reads the first num_test_sample items (all when 0); record points cycle through them."""
+    limit = opts["epoch_iter"]["num_test_sample"] or None
+    full = _loader(source, RankShard(source.dataset, ctx.world_size, ctx.rank, batch, False, limit), batch, opts, ctx)
+    loader = shard = None
+    if opts["epoch_iter"]["num_test_iter"] > 0:
+        shard = RankShard(source.dataset, ctx.world_size, ctx.rank, batch, endless=True, limit=limit)
+        loader = _loader(source, shard, batch, opts, ctx)
+    return TestStream(loader, shard, full, ctx.device)
 
 
 def to_device(batch: Any, device: torch.device) -> Any:
@@ -240,15 +266,16 @@ def _loader(dataset: Any, sampler: Sampler, batch: int, opts: dict, ctx: RunCont
     workers = opts["input"]["decode_threads"]
     generator = torch.Generator()
     generator.manual_seed(opts["model_param"]["seed"])   # keeps the global RNG untouched by loader creation
-    extra: dict = {}
+    # An iterable shard is read as it is; it learns its start from the stream, so its workers are not persistent.
+    source, extra = (sampler, {}) if isinstance(sampler, RankShard) else (KeyedDataset(dataset), dict(sampler=sampler))
     if workers > 0:
         method = opts["input"]["worker_start_method"]
-        extra = {"persistent_workers": True, "prefetch_factor": PREFETCH_FACTOR,
-                 "worker_init_fn": _ignore_stop_signals, "multiprocessing_context": None if method == "auto" else method}
+        extra.update(persistent_workers=not isinstance(sampler, RankShard), prefetch_factor=PREFETCH_FACTOR,
+                     worker_init_fn=_ignore_stop_signals, multiprocessing_context=None if method == "auto" else method)
     collate_fn = getattr(dataset, "collate_fn", None) or default_collate
     if workers > 0 and opts["input"]["reuse_batch_memory"]:
         _offer_buffer_reuse(collate_fn)
-    return DataLoader(KeyedDataset(dataset), batch_size=batch, sampler=sampler, num_workers=workers,
+    return DataLoader(source, batch_size=batch, num_workers=workers,
                       collate_fn=collate_fn, pin_memory=ctx.device.type == "cuda", drop_last=False,
                       generator=generator, **extra)
 

@@ -12,7 +12,6 @@ the checkpoint survives resumes: the keep limit deletes only that run's files.
 """
 from __future__ import annotations
 
-import glob
 import hashlib
 import json
 import os
@@ -22,9 +21,9 @@ import uuid
 from typing import Any
 
 from playground import distributed as dist_utils
-from playground.checkpoint_files import (FORMAT, VERSION, CheckpointError, append_log, info_path, list_checkpoints,
-                                         load_state, read_info, read_pointer, save_state, set_pointer, sha256_of,
-                                         write_info)
+from playground.checkpoint_choice import choose_checkpoint, own_name
+from playground.checkpoint_files import (FORMAT, VERSION, CheckpointError, append_log, load_state, save_state,
+                                         set_pointer, write_completed_info)
 from playground.checkpoint_keep import apply_keep_limit
 from playground.checkpoint_policy import SavePolicy
 from playground.preemption import Preempted, Preemption
@@ -90,42 +89,7 @@ class Checkpointer:
         self.best_path = best_file if best_file and os.path.isfile(best_file) else None
 
     def _choose(self) -> tuple[str | None, dict | None]:
-        for stale in glob.glob(os.path.join(self.folder, ".*.tmp")):  # left by a write that was killed
-            os.unlink(stale)
-        last = read_pointer(self.folder, "last")
-        if last is None:
-            if list_checkpoints(self.folder):
-                self.log.warning("%s has checkpoints but no 'last' pointer: starting from scratch (point 'last' at "
-                                 "a checkpoint to resume from it)", self.folder)
-                append_log(self.folder, "no 'last' pointer: started from scratch")
-            return None, None
-        last_info = read_info(last) or {}
-        position = (int(last_info.get("epoch", 1 << 30)), int(last_info.get("epoch_iter", 0)))
-        older = [c.path for c in list_checkpoints(self.folder) if c.position < position and c.path != last]
-        for path in [last, *older]:
-            try:
-                return path, self._verified(path)
-            except CheckpointError as err:
-                self.log.warning("%s; trying the previous checkpoint", err)
-                append_log(self.folder, f"unusable {os.path.basename(path)}: {err}")
-        append_log(self.folder, "no usable checkpoint: started from scratch")
-        return None, None
-
-    def _verified(self, path: str) -> dict:
-        info = read_info(path)
-        if info is None:
-            self.log.warning("%s has no info file: its checksum cannot be checked", path)
-        elif self.output["ckpt_checksum"] and info.get("sha256"):
-            actual = sha256_of(path)
-            if actual != info["sha256"]:
-                raise CheckpointError(f"checkpoint {path} fails its checksum (sha256 {actual[:12]}..., expected "
-                                      f"{info['sha256'][:12]}...)")
-        state = load_state(path)
-        if info is not None and (state["epoch"], state["epoch_iter"]) != (info.get("epoch"), info.get("epoch_iter")):
-            raise CheckpointError(f"checkpoint {path} does not match its info file {info_path(path)} (epoch "
-                                  f"{state['epoch']} iteration {state['epoch_iter']} vs {info.get('epoch')} "
-                                  f"{info.get('epoch_iter')})")
-        return state
+        return choose_checkpoint(self.folder, self.output["ckpt_checksum"], self.log)
 
     # ------------------------------------------------------------------ saving
     def save_epoch(self, epochs_done: int) -> str | None:
@@ -190,26 +154,13 @@ class Checkpointer:
 
     def _own_name(self, path: str) -> str:
         """Never overwrite a file this run did not write: use a name with this run's id instead."""
-        try:
-            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        except OSError as err:
-            raise CheckpointError(f"could not write checkpoint {path}: cannot create its folder: {err}") from err
-        if not os.path.exists(path):
-            return path
-        owner = (read_info(path) or {}).get("run_id")
-        if owner == self.run_id:
-            self.log.info("overwriting %s, written earlier by this run (it was rolled back or re-done)", path)
-            return path
-        root, ext = os.path.splitext(path)
-        self.log.warning("%s belongs to %s; writing %s.%s%s instead", path,
-                         f"another run ({owner})" if owner else "no run (it has no info file)", root, self.run_id, ext)
-        return f"{root}.{self.run_id}{ext}"
+        return own_name(path, self.run_id, self.log)
 
     def _write(self, path: str, state: dict, info: dict, best: bool) -> None:
         """The background part: info and state files, pointers, log, keep limit. Errors wait for the loop."""
         try:
             started = time.perf_counter()
-            save_state(path, state, before_rename=lambda tmp, sha: self._write_info(path, tmp, sha, info),
+            save_state(path, state, before_rename=lambda tmp, sha: write_completed_info(path, tmp, sha, info),
                        checksum=self.output["ckpt_checksum"])
             set_pointer(self.folder, "last", path)
             self.last_path = path
@@ -226,12 +177,6 @@ class Checkpointer:
                 f"could not finish checkpoint {path}: {getattr(err, 'strerror', None) or err}. Earlier checkpoints "
                 "are intact; free space or choose another output.checkpoint_folder.")
             _note_failure(self.folder, path, self._error)
-
-    def _write_info(self, path: str, written: str, sha256: str | None, info: dict) -> None:
-        """Complete `info` (size and checksum of the state bytes in `written`, time); write it beside `path`."""
-        info.update(size=os.path.getsize(written), sha256=sha256, timestamp=time.time(),
-                    time=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
-        write_info(path, info)
 
     # ------------------------------------------------------------------ lifecycle
     def raise_pending_error(self) -> None:

@@ -110,6 +110,14 @@ def write_info(path: str, info: dict) -> None:
     write_json(info_path(path), info)
 
 
+def write_completed_info(path: str, written: str, sha256: str | None, info: dict) -> None:
+    """Complete `info` with the size and SHA-256 of the state bytes in `written` and the time; write it beside
+    `path` (called by save_state's `before_rename`, so the info exists before the state takes its name)."""
+    info.update(size=os.path.getsize(written), sha256=sha256, timestamp=time.time(),
+                time=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    write_info(path, info)
+
+
 def read_info(path: str) -> dict | None:
     try:
         with open(info_path(path), encoding="utf-8") as handle:

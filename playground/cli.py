@@ -15,6 +15,7 @@ COMMANDS = {
     "schema": ("schema", "print the JSON Schema (or the Markdown reference) of the opts"),
     "components": ("components", "list every registered component with its kind and description"),
     "plot": ("plot", "redraw a run's plots, or overlay several runs, from their metrics.jsonl"),
+    "candle": ("candle", "run a CANDLE benchmark script (initialize_parameters, run) as a run, with checkpoints"),
     "make-lmdb": ("make_lmdb", "build an image LMDB from class folders, a `path label` list, or the digits"),
     "convert-caffe2-checkpoint": ("convert_caffe2_checkpoint",
                                   "turn an original Caffe2 Playground .pkl checkpoint into a weights file"),

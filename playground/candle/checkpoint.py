@@ -1,0 +1,185 @@
+"""CANDLE's checkpoint/restart for a hand-written PyTorch loop, on the project's checkpoint files.
+
+    ckpt = CandleCheckpoint(params, model, optimizer)
+    for epoch in range(ckpt.restart(), params["epochs"]):    # 0, or the epochs a checkpoint holds
+        ...train one epoch...
+        ckpt.save(epoch, {"loss": ..., "val_loss": ...})      # 0-based epoch, as Keras' on_epoch_end
+    ckpt.report_final()
+
+CANDLE's keys, read from params with its defaults: `ckpt_restart_mode` (auto: resume from `last` when there is
+one; required: fail without one; off), `ckpt_save_interval` (1), `ckpt_skip_epochs` (0), `ckpt_save_best`
+(True) by `ckpt_save_best_metric` ("val_loss", min for names with loss/error), `ckpt_keep_limit` (1000000) with
+`ckpt_keep_mode` "linear", `ckpt_checksum` (False), `ckpt_metadata` (None), `ckpt_directory` ("./save"; a run
+of `playground candle` defaults it to `<run-dir>/checkpoints`). The folder holds `model_checkpoint_epochN.pt`
+with its info JSON, `last` and `best` pointers and `ckpt.log` (docs/checkpoints.md); the last epoch is always
+saved. Each checkpoint holds model, optimizer, the epoch records and every RNG state, so a resumed loop that
+draws its randomness (shuffling, dropout) from the global generators continues bitwise as if never stopped.
+
+Under `playground candle`, save() also appends the epoch's record to the run's metrics.jsonl, and after a
+SIGTERM it writes a checkpoint and raises Preempted (the command exits 75; re-running resumes).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+import uuid
+from typing import Any
+
+import torch
+
+from playground.checkpoint_choice import choose_checkpoint, own_name
+from playground.checkpoint_files import (FORMAT, VERSION, CheckpointError, append_log, save_state, set_pointer,
+                                         write_completed_info)
+from playground.checkpoint_keep import apply_keep_limit
+from playground.checkpoint_policy import SavePolicy
+from playground.candle.run_folder import CandleRunFolder, active_run
+from playground.preemption import Preempted, Preemption
+from playground.train_state import rng_state, set_rng_state
+
+DEFAULTS = {"ckpt_restart_mode": "auto", "ckpt_save_best": True, "ckpt_save_best_metric": "val_loss",
+            "ckpt_skip_epochs": 0, "ckpt_save_interval": 1, "ckpt_checksum": False, "ckpt_keep_mode": "linear",
+            "ckpt_keep_limit": 1000000, "ckpt_directory": "./save", "ckpt_metadata": None}
+
+
+def ckpt_setting(params: dict, key: str) -> Any:
+    value = params.get(key)
+    return DEFAULTS[key] if value is None else value
+
+
+class CandleCheckpoint:
+    """Restart and per-epoch saving for one training loop; `model` and `optimizer` are saved and restored."""
+
+    def __init__(self, params: dict, model: torch.nn.Module, optimizer: torch.optim.Optimizer | None = None,
+                 samples_per_epoch: int | None = None, device: torch.device | str = "cpu") -> None:
+        self.params, self.model, self.optimizer = params, model, optimizer
+        self.samples_per_epoch, self.device = samples_per_epoch, torch.device(device)
+        self.log = logging.getLogger("playground")
+        self.folder = os.path.abspath(ckpt_setting(params, "ckpt_directory"))
+        self.run_id = uuid.uuid4().hex[:12]
+        self.policy = SavePolicy({
+            "ckpt_save_interval": ckpt_setting(params, "ckpt_save_interval"), "ckpt_every_n_iters": 0,
+            "ckpt_skip_epochs": ckpt_setting(params, "ckpt_skip_epochs"),
+            "ckpt_save_best": ckpt_setting(params, "ckpt_save_best"),
+            "ckpt_save_best_metric": ckpt_setting(params, "ckpt_save_best_metric"), "ckpt_save_best_mode": "auto",
+            "metrics": []}, num_epochs=int(params.get("epochs") or 0))
+        self.resumed_from: str | None = None
+        self.last_path: str | None = None
+        self.best_path: str | None = None
+        self.run: CandleRunFolder = active_run() or CandleRunFolder(self.folder, "standalone")
+        self._standalone = active_run() is None
+        if self._standalone:                       # no run folder to write metrics to; stop handling is ours
+            self.run.outputs.enabled = False
+            self.run.preemption.install()
+        self._warned_metric = False
+        append_log(self.folder, f"ready (run {self.run_id}): restart mode {ckpt_setting(params, 'ckpt_restart_mode')}")
+
+    # ------------------------------------------------------------------ restart
+    def restart(self) -> int:
+        """Load the checkpoint `ckpt_restart_mode` asks for; return the 0-based epoch to continue with."""
+        mode = ckpt_setting(self.params, "ckpt_restart_mode")
+        if mode == "off":
+            return 0
+        path, state = choose_checkpoint(self.folder, ckpt_setting(self.params, "ckpt_checksum"), self.log)
+        if path is None:
+            if mode == "required":
+                raise CheckpointError(f"ckpt_restart_mode is 'required' but {self.folder} holds no usable checkpoint "
+                                      "(no 'last' pointer, or every candidate failed its check; see ckpt.log there)")
+            return 0
+        try:
+            _module(self.model).load_state_dict(state["model"])
+        except RuntimeError as err:
+            raise CheckpointError(f"checkpoint {path} does not fit this network: {err}. Set ckpt_restart_mode=off "
+                                  "or another ckpt_directory to start afresh.") from err
+        if self.optimizer is not None and state.get("optimizer") is not None:
+            self.optimizer.load_state_dict(state["optimizer"])
+        set_rng_state(state["rng"], self.device)
+        self.run_id, self.resumed_from, self.last_path = state["run_id"], path, path
+        self.policy.best_value = state["best"]["value"]
+        best_file = os.path.join(self.folder, state["best"]["file"]) if state["best"]["file"] else None
+        self.best_path = best_file if best_file and os.path.isfile(best_file) else None
+        self.run.restore_records(state["records"], state["wall_time"])
+        self.run.model_path = path
+        append_log(self.folder, f"resumed from {os.path.basename(path)} (run {self.run_id}, epoch {state['epoch']})")
+        self.log.info("resumed from %s after epoch %d", path, state["epoch"])
+        return int(state["epoch"])
+
+    # ------------------------------------------------------------------ save
+    def save(self, epoch: int, logs: dict | None = None, samples: int | None = None) -> str | None:
+        """After 0-based `epoch` with metric values `logs`: record it, checkpoint as the policy says; return the
+        path written, if any. Raises Preempted after the checkpoint when a stop signal arrived."""
+        logs = {k: _value(v) for k, v in (logs or {}).items()}
+        if samples is None and self.samples_per_epoch:
+            samples = (epoch + 1) * self.samples_per_epoch
+        self.run.epoch_record(epoch, logs, samples)
+        self._check_metric(logs)
+        due, improved = self.policy.epoch_due(epoch + 1, logs)
+        stop = self.run.preemption.signal_name is not None
+        path = self._write(epoch + 1, logs, improved, "epoch" if due else "preemption") if due or stop else None
+        if stop:
+            raise Preempted(self.run.preemption.signal_name)
+        return path
+
+    on_epoch_end = save   # CANDLE's Keras callback name
+
+    def _write(self, epochs_done: int, logs: dict, best: bool, kind: str) -> str:
+        path = own_name(os.path.join(self.folder, f"model_checkpoint_epoch{epochs_done}.pt"), self.run_id, self.log)
+        best_path = path if best else self.best_path
+        state = {"format": FORMAT, "version": VERSION, "model": _module(self.model).state_dict(),
+                 "optimizer": self.optimizer.state_dict() if self.optimizer is not None else None,
+                 "epoch": epochs_done, "epoch_iter": 0, "rng": rng_state(self.device), "run_id": self.run_id,
+                 "best": {"value": self.policy.best_value,
+                          "file": os.path.relpath(best_path, self.folder) if best_path else None},
+                 "records": self.run.records, "wall_time": self.run.wall_time()}
+        info = {"format": FORMAT, "version": VERSION, "file": os.path.basename(path), "kind": kind,
+                "epoch": epochs_done, "epoch_iter": 0, "run_id": self.run_id, "params_hash": _params_hash(self.params),
+                "metadata": ckpt_setting(self.params, "ckpt_metadata"), "metrics": logs,
+                "best_metric": self.policy.best_metric, "best_mode": self.policy.best_mode,
+                "best_value": self.policy.best_value, "is_best": best}
+        started = time.perf_counter()
+        save_state(path, state, before_rename=lambda tmp, sha: write_completed_info(path, tmp, sha, info),
+                   checksum=ckpt_setting(self.params, "ckpt_checksum"))
+        set_pointer(self.folder, "last", path)
+        self.last_path = self.run.model_path = path
+        if best:
+            set_pointer(self.folder, "best", path)
+            self.best_path = path
+        append_log(self.folder, f"saved {os.path.basename(path)} ({kind} checkpoint: epoch {epochs_done}, "
+                                f"{info['size'] / 1e6:.1f} MB, {time.perf_counter() - started:.2f} s)"
+                                f"{' best' if best else ''}")
+        apply_keep_limit(self.folder, self.run_id, ckpt_setting(self.params, "ckpt_keep_limit"),
+                         {self.resumed_from, self.best_path, self.last_path})
+        return path
+
+    def _check_metric(self, logs: dict) -> None:
+        metric = self.policy.best_metric
+        if self.policy.save_best and metric and metric not in logs and not self._warned_metric:
+            self._warned_metric = True
+            self.log.warning("ckpt_save_best_metric %r is not among the logs given to save() (%s): no 'best' "
+                             "checkpoint will be chosen", metric, ", ".join(logs) or "none")
+
+    def report_final(self) -> None:
+        """Note the outcome in ckpt.log, and give stop signals back when the helper installed their handler."""
+        append_log(self.folder, f"final: last {self.last_path and os.path.basename(self.last_path)}, best "
+                                f"{self.best_path and os.path.basename(self.best_path)} (run {self.run_id})")
+        if self._standalone:
+            self.run.preemption.uninstall()
+
+
+def _module(model: torch.nn.Module) -> torch.nn.Module:
+    """The wrapped network of DistributedDataParallel/DataParallel, so checkpoints load either way."""
+    wrapped = (torch.nn.parallel.DistributedDataParallel, torch.nn.DataParallel)
+    return model.module if isinstance(model, wrapped) else model
+
+
+def _value(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
+
+
+def _params_hash(params: dict) -> str:
+    return hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+__all__ = ["CandleCheckpoint", "CheckpointError", "Preempted", "Preemption"]

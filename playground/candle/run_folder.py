@@ -1,0 +1,95 @@
+"""The run folder of `playground candle`, in the contract every run follows (the sweep layer reads it).
+
+`opts.json` (`{"opts": resolved params, "script": path}`), `metrics.jsonl` (one record per epoch: `index`,
+`kind: "epoch"`, `epoch` (0-based), `epochs` (epochs done, float), `samples` when known, `wall_time`, one key
+per metric), `results.json`, `train.log`. Records come from the checkpoint helper as epochs end; when the
+script did not use it, they are made from the history `run(params)` returned. One folder per process: the
+runner activates it, the helper finds it with `active_run()`.
+"""
+from __future__ import annotations
+
+import math
+import os
+import time
+from typing import Any
+
+from playground.atomic_files import write_json
+from playground.outputs import RunOutputs
+from playground.preemption import Preemption
+
+_ACTIVE: "CandleRunFolder | None" = None
+
+
+class CandleRunFolder:
+    def __init__(self, run_dir: str, script: str) -> None:
+        self.run_dir, self.script = os.path.abspath(run_dir), os.path.abspath(script)
+        self.outputs = RunOutputs(self.run_dir, enabled=True)
+        self.records: list[dict] = []
+        self.preemption = Preemption()
+        self.prior_wall_time = 0.0     # seconds spent before the last resume (restored by the helper)
+        self.model_path: str | None = None
+        self._started = time.time()
+
+    def write_opts(self, params: dict) -> None:
+        os.makedirs(self.run_dir, exist_ok=True)
+        write_json(os.path.join(self.run_dir, "opts.json"), {"opts": params, "script": self.script})
+
+    def wall_time(self) -> float:
+        return time.time() - self._started + self.prior_wall_time
+
+    def epoch_record(self, epoch: int, logs: dict, samples: int | None) -> dict:
+        """Append (to memory and metrics.jsonl) the record of 0-based `epoch` with the metric values `logs`."""
+        record: dict[str, Any] = {"index": len(self.records), "kind": "epoch", "epoch": epoch,
+                                  "epochs": float(epoch + 1), "wall_time": self.wall_time()}
+        if samples is not None:
+            record["samples"] = int(samples)
+        record.update({name: value for name, value in logs.items() if name not in record})
+        self.records.append(record)
+        self.outputs.append_record(record)
+        return record
+
+    def restore_records(self, records: list[dict], prior_wall_time: float) -> None:
+        """After a resume: metrics.jsonl holds exactly the checkpoint's records, no duplicates."""
+        self.records = [dict(r) for r in records]
+        self.prior_wall_time = prior_wall_time
+        self._started = time.time()
+        self.outputs.rewrite_records(self.records)
+
+    def records_from_history(self, lists: dict[str, list]) -> None:
+        """When the helper wrote nothing: one record per epoch of the returned history."""
+        for epoch in range(max((len(v) for v in lists.values()), default=0)):
+            self.epoch_record(epoch, {k: v[epoch] for k, v in lists.items() if epoch < len(v)}, None)
+
+    def write_results(self, returned: dict[str, list]) -> None:
+        names = [k for k in dict.fromkeys(k for r in self.records for k in r) if k not in _RECORD_KEYS]
+        metrics = {name: [r.get(name) for r in self.records] for name in names}
+        metrics["epochs"] = [r["epochs"] for r in self.records]
+        write_json(self.outputs.results_path, {
+            "model": self.model_path, "metrics": metrics, "best": _best(metrics, self.records),
+            "history": returned, "wall_time_s": self.wall_time(), "records": len(self.records)})
+
+
+_RECORD_KEYS = ("index", "kind", "epoch", "epochs", "samples", "wall_time")
+
+
+def _best(metrics: dict[str, list], records: list[dict]) -> dict[str, dict]:
+    """Best value of each metric (min for names with 'loss' or 'error', else max) and where it was."""
+    best = {}
+    for name, values in metrics.items():
+        if name == "epochs":
+            continue
+        points = [(v, i) for i, v in enumerate(values) if isinstance(v, (int, float)) and math.isfinite(v)]
+        if points:
+            value, index = (min if "loss" in name or "error" in name else max)(points)
+            best[name] = {"value": value, "index": index, "epochs": records[index]["epochs"]}
+    return best
+
+
+def activate(folder: CandleRunFolder | None) -> None:
+    global _ACTIVE
+    _ACTIVE = folder
+
+
+def active_run() -> CandleRunFolder | None:
+    """The run folder of the `playground candle` command running this script, or None when run standalone."""
+    return _ACTIVE

@@ -1,0 +1,160 @@
+"""Runs a CANDLE benchmark script in this process: params layered and checked, run(params), the run folder.
+
+Exit codes as for every run: 0 done, 2 unusable script or params (nothing was run), 1 the run failed, 75
+stopped by SIGTERM/SIGINT after the checkpoint helper wrote a checkpoint (re-run the same command to resume).
+"""
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import sys
+import traceback
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import IO
+
+from playground.candle import benchmark
+from playground.candle.params import read_defaults_file, read_parameters_file, parse_set, resolve_params
+from playground.opts_layers import OptsError
+from playground.preemption import EXIT_PREEMPTED
+
+log = logging.getLogger("playground")
+
+
+@dataclass
+class CandleCommand:
+    script: str
+    defaults_file: str | None = None
+    parameters_file: str | None = None
+    sets: list[str] = field(default_factory=list)
+    run_dir: str | None = None
+
+
+def run_candle(command: CandleCommand) -> int:
+    try:
+        module = load_script(command.script)
+        params, warnings = resolved_params(module, command)
+    except OptsError as err:
+        print(f"playground candle: error: {err}", file=sys.stderr)
+        return 2
+    for line in warnings:
+        print(f"playground candle: warning: {line}", file=sys.stderr)
+    from playground.run_setup import default_run_dir
+    run_dir = os.path.abspath(command.run_dir or default_run_dir(os.path.splitext(os.path.basename(command.script))[0]))
+    params.setdefault("ckpt_directory", os.path.join(run_dir, "checkpoints"))
+    return _run(module, params, command.script, run_dir)
+
+
+def load_script(path: str) -> ModuleType:
+    """Import the script as a module named after its file, its folder first on sys.path (CANDLE scripts import
+    their sibling modules). Raises OptsError when it cannot be imported or lacks the contract's functions."""
+    if not os.path.isfile(path):
+        raise OptsError(f"SCRIPT {path}: no such file")
+    folder, name = os.path.dirname(os.path.abspath(path)), os.path.splitext(os.path.basename(path))[0]
+    sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as err:  # noqa: BLE001 - any import-time error makes the script unusable
+        raise OptsError(f"SCRIPT {path}: importing it failed: {type(err).__name__}: {err}") from err
+    missing = [f for f in ("initialize_parameters", "run") if not callable(getattr(module, f, None))]
+    if missing:
+        raise OptsError(f"SCRIPT {path}: a CANDLE script defines initialize_parameters() and run(params); "
+                        f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing")
+    return module
+
+
+def resolved_params(module: ModuleType, command: CandleCommand) -> tuple[dict, list[str]]:
+    """initialize_parameters(), then --defaults-file, --parameters-file, --set; checked against the script's
+    additional_definitions and required (module attributes, or what it gave initialize_parameters)."""
+    benchmark.set_command_context(command.defaults_file and os.path.abspath(command.defaults_file))
+    try:
+        base = module.initialize_parameters()
+    except OptsError:
+        raise
+    except Exception as err:  # noqa: BLE001
+        raise OptsError(f"SCRIPT {command.script}: initialize_parameters() failed: {type(err).__name__}: {err}") \
+            from err
+    if not isinstance(base, dict):
+        raise OptsError(f"SCRIPT {command.script}: initialize_parameters() must return a dict of params, got "
+                        f"{type(base).__name__}")
+    used = benchmark.called_with.get("defaults_file")
+    layers = [(f"defaults file {used}" if used else "initialize_parameters()", dict(base))]
+    if command.defaults_file and used != os.path.abspath(command.defaults_file):
+        layers.append((f"--defaults-file {command.defaults_file}", read_defaults_file(command.defaults_file)))
+    if command.parameters_file:
+        layers.append((f"--parameters-file {command.parameters_file}", read_parameters_file(command.parameters_file)))
+    sets = dict(parse_set(item) for item in command.sets)
+    if sets:
+        layers.append(("--set", sets))
+    definitions = getattr(module, "additional_definitions", None) or benchmark.called_with.get("additional_definitions")
+    required = getattr(module, "required", None) or benchmark.called_with.get("required")
+    return resolve_params(layers, definitions, required)
+
+
+def _run(module: ModuleType, params: dict, script: str, run_dir: str) -> int:
+    from playground.candle.history import history_lists
+    from playground.candle.run_folder import CandleRunFolder, activate
+    from playground.checkpoint_files import CheckpointError
+    from playground.preemption import Preempted
+    from playground.run_log import close_logging, setup_logging
+
+    folder = CandleRunFolder(run_dir, script)
+    try:
+        folder.write_opts(params)
+    except OSError as err:
+        print(f"playground candle: error: --run-dir {run_dir}: cannot write there: {err.strerror}", file=sys.stderr)
+        return 2
+    setup_logging(run_dir, 0)
+    activate(folder)
+    folder.preemption.install()
+    stdout, stderr = sys.stdout, sys.stderr
+    train_log = open(os.path.join(run_dir, "train.log"), "a", encoding="utf-8")
+    sys.stdout, sys.stderr = _Tee(stdout, train_log), _Tee(stderr, train_log)   # the script's prints too
+    try:
+        log.info("running %s in %s", os.path.abspath(script), run_dir)
+        returned = module.run(params)
+        lists = history_lists(returned)
+        if not folder.records:
+            folder.records_from_history(lists)
+        folder.write_results(lists)
+        log.info("done: results in %s", folder.outputs.results_path)
+        return 0
+    except Preempted as stop:
+        log.info("stopped by %s after a checkpoint; re-run the same command (same --run-dir) to resume. Exit code "
+                 "%d.", stop, EXIT_PREEMPTED)
+        return EXIT_PREEMPTED
+    except CheckpointError as err:
+        log.error("playground candle: error: %s", err)
+        return 1
+    except Exception:  # noqa: BLE001 - the script's own failure: its traceback, then exit 1
+        traceback.print_exc()
+        log.error("playground candle: %s failed (traceback above)", script)
+        return 1
+    finally:
+        sys.stdout, sys.stderr = stdout, stderr
+        train_log.close()
+        folder.preemption.uninstall()
+        activate(None)
+        close_logging()
+
+
+class _Tee:
+    """Writes to the terminal and to train.log."""
+
+    def __init__(self, terminal: IO[str], copy: IO[str]) -> None:
+        self.terminal, self.copy = terminal, copy
+
+    def write(self, text: str) -> int:
+        self.copy.write(text)
+        return self.terminal.write(text)
+
+    def flush(self) -> None:
+        self.copy.flush()
+        self.terminal.flush()
+
+    def __getattr__(self, name: str):
+        return getattr(self.terminal, name)
