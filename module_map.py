@@ -8,6 +8,7 @@ MODULE_MAP = {
     # inputs (input.input_name_py)
     "synthetic_input": "components.inputs.synthetic_input",
     "gfs_IN1k": "components.inputs.gfs_IN1k",
+    "digits_arrays": "components.inputs.digits_arrays",
     # models (model.model_name_py)
     "basic_model": "components.models.basic_model",
     "IN1k_resnet": "components.models.IN1k_resnet",

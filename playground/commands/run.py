@@ -30,8 +30,11 @@ def main(args: argparse.Namespace) -> int:
     from playground.registry import ComponentError
     from playground.run_setup import prepare_run
 
+    from playground.data_form_check import check_input_forms
+
     try:
         prepared = prepare_run(args)
+        check_input_forms(prepared.resolved)
     except (OptsError, ComponentError) as err:
         print(f"playground: error: {err}", file=sys.stderr)
         return 2
