@@ -36,7 +36,7 @@ from playground.checkpoint_files import (FORMAT, VERSION, CheckpointError, appen
 from playground.checkpoint_keep import apply_keep_limit
 from playground.checkpoint_policy import SavePolicy
 from playground.candle.run_folder import CandleRunFolder, active_run
-from playground.preemption import Preempted, Preemption
+from playground.preemption import Preempted
 from playground.train_state import rng_state, set_rng_state
 
 DEFAULTS = {"ckpt_restart_mode": "auto", "ckpt_save_best": True, "ckpt_save_best_metric": "val_loss",
@@ -69,10 +69,8 @@ class CandleCheckpoint:
         self.last_path: str | None = None
         self.best_path: str | None = None
         self.run: CandleRunFolder = active_run() or CandleRunFolder(self.folder, "standalone")
-        self._standalone = active_run() is None
-        if self._standalone:                       # no run folder to write metrics to; stop handling is ours
+        if active_run() is None:       # run alone: no run folder to write metrics to, no stop handler installed
             self.run.outputs.enabled = False
-            self.run.preemption.install()
         self._warned_metric = False
         append_log(self.folder, f"ready (run {self.run_id}): restart mode {ckpt_setting(params, 'ckpt_restart_mode')}")
 
@@ -161,11 +159,9 @@ class CandleCheckpoint:
                              "checkpoint will be chosen", metric, ", ".join(logs) or "none")
 
     def report_final(self) -> None:
-        """Note the outcome in ckpt.log, and give stop signals back when the helper installed their handler."""
+        """Note the outcome in ckpt.log."""
         append_log(self.folder, f"final: last {self.last_path and os.path.basename(self.last_path)}, best "
                                 f"{self.best_path and os.path.basename(self.best_path)} (run {self.run_id})")
-        if self._standalone:
-            self.run.preemption.uninstall()
 
 
 def _module(model: torch.nn.Module) -> torch.nn.Module:
@@ -182,4 +178,4 @@ def _params_hash(params: dict) -> str:
     return hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-__all__ = ["CandleCheckpoint", "CheckpointError", "Preempted", "Preemption"]
+__all__ = ["CandleCheckpoint", "CheckpointError", "Preempted"]
