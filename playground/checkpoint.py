@@ -23,7 +23,7 @@ from typing import Any
 from playground import distributed as dist_utils
 from playground.checkpoint_choice import choose_checkpoint, own_name
 from playground.checkpoint_files import (FORMAT, VERSION, CheckpointError, append_log, load_state, save_state,
-                                         set_pointer, write_completed_info)
+                                         set_pointer, write_info)
 from playground.checkpoint_keep import apply_keep_limit
 from playground.checkpoint_policy import SavePolicy
 from playground.preemption import Preempted, Preemption
@@ -160,7 +160,7 @@ class Checkpointer:
         """The background part: info and state files, pointers, log, keep limit. Errors wait for the loop."""
         try:
             started = time.perf_counter()
-            save_state(path, state, before_rename=lambda tmp, sha: write_completed_info(path, tmp, sha, info),
+            save_state(path, state, before_rename=lambda tmp, sha: self._write_info(path, tmp, sha, info),
                        checksum=self.output["ckpt_checksum"])
             set_pointer(self.folder, "last", path)
             self.last_path = path
@@ -177,6 +177,13 @@ class Checkpointer:
                 f"could not finish checkpoint {path}: {getattr(err, 'strerror', None) or err}. Earlier checkpoints "
                 "are intact; free space or choose another output.checkpoint_folder.")
             _note_failure(self.folder, path, self._error)
+
+    def _write_info(self, path: str, written: str, sha256: str | None, info: dict) -> None:
+        """Complete `info` (size and checksum of the state bytes in `written`, time); write it beside `path`.
+        Calls write_info through this module, where the resume tests place their kill points."""
+        info.update(size=os.path.getsize(written), sha256=sha256, timestamp=time.time(),
+                    time=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        write_info(path, info)
 
     # ------------------------------------------------------------------ lifecycle
     def raise_pending_error(self) -> None:

@@ -59,15 +59,7 @@ def load_defaults_file(path: str, sections: tuple[str, ...], known_paths: list[s
     key (`batch_per_device = 32`); a section named like an opts section (`[epoch_iter]`) takes its own keys.
     Values are Python literals; anything that is not one is taken as a string.
     """
-    parser = configparser.ConfigParser(interpolation=None, strict=True)
-    parser.optionxform = str  # keep key case
-    try:
-        with open(path, encoding="utf-8") as handle:
-            parser.read_file(handle, source=path)
-    except OSError as err:
-        raise OptsError(f"--defaults-file {path}: cannot read it: {err.strerror}") from None
-    except configparser.Error as err:
-        raise OptsError(f"--defaults-file {path}: not a valid INI file: {err}") from None
+    parser = read_ini(path, f"--defaults-file {path}")
     out: dict = {}
     problems = []
     for section in parser.sections():
@@ -85,10 +77,24 @@ def load_defaults_file(path: str, sections: tuple[str, ...], known_paths: list[s
                 problems.append(f"{where}: unknown section [{section}]; use [Global_Params] or one of "
                                 + ", ".join(f"[{s}]" for s in sections))
                 continue
-            set_path(out, dotted, _literal(text))
+            set_path(out, dotted, literal_value(text))
     if problems:
         raise OptsError(problems)
     return out
+
+
+def read_ini(path: str, origin: str, strict: bool = True) -> configparser.ConfigParser:
+    """The parsed INI file (keys keep their case); OptsError naming `origin` when unreadable or malformed."""
+    parser = configparser.ConfigParser(interpolation=None, strict=strict)
+    parser.optionxform = str  # keep key case
+    try:
+        with open(path, encoding="utf-8") as handle:
+            parser.read_file(handle, source=path)
+    except OSError as err:
+        raise OptsError(f"{origin}: cannot read it: {err.strerror}") from None
+    except configparser.Error as err:
+        raise OptsError(f"{origin}: not a valid INI file: {err}") from None
+    return parser
 
 
 def parse_set(item: str) -> tuple[str, Any]:
@@ -152,7 +158,8 @@ def _copy(value: Any) -> Any:
     return json.loads(json.dumps(value)) if isinstance(value, (dict, list)) else value
 
 
-def _literal(text: str) -> Any:
+def literal_value(text: str) -> Any:
+    """An INI value as a Python literal (`'relu'`, `[64]`, `1e-4`), true/false as booleans, else the string."""
     text = text.strip()
     try:
         return ast.literal_eval(text)

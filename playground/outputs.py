@@ -79,14 +79,18 @@ def best_values(book: Any) -> dict[str, dict]:
     """Best value of each test metric (min for names with 'loss'/'error', else max) and where it was."""
     best = {}
     for name, entry in book.metrics.items():
-        if entry["is_train"]:
-            continue
-        lower = "loss" in name or "error" in name
-        points = [(v, i) for i, v in enumerate(entry["output"]) if isinstance(v, (int, float)) and math.isfinite(v)]
-        if points:
-            value, index = (min if lower else max)(points)
-            best[name] = {"value": value, "index": index, "epochs": book.record_epochs[index]}
+        point = None if entry["is_train"] else best_point(name, entry["output"])
+        if point is not None:
+            best[name] = {"value": point[0], "index": point[1], "epochs": book.record_epochs[point[1]]}
     return best
+
+
+def best_point(name: str, values: list) -> tuple[float, int] | None:
+    """(best value, its index) among the finite values: min for names with 'loss'/'error', else max."""
+    points = [(v, i) for i, v in enumerate(values) if isinstance(v, (int, float)) and math.isfinite(v)]
+    if not points:
+        return None
+    return (min if "loss" in name or "error" in name else max)(points)
 
 
 def _is_json(value: Any) -> bool:

@@ -11,13 +11,12 @@ together as one `OptsError` whose lines name the key and the layer (file) its va
 """
 from __future__ import annotations
 
-import configparser
 import difflib
 import json
 from typing import Any
 
 from playground.opt_types import Bool, Choice, Float, Int, ListOf, OptType, OptTypeError, Str, from_python_type
-from playground.opts_layers import OptsError, _literal, describe_origin, merge
+from playground.opts_layers import OptsError, describe_origin, literal_value, merge, read_ini
 
 # CANDLE's common parameters (a subset of its default_utils table) and ckpt_keras_utils' keys, with their types.
 COMMON: dict[str, OptType] = {
@@ -34,16 +33,8 @@ COMMON: dict[str, OptType] = {
 
 def read_defaults_file(path: str) -> dict:
     """The `key = value` pairs of every section of a CANDLE defaults file, values as Python literals."""
-    parser = configparser.ConfigParser(interpolation=None, strict=False)
-    parser.optionxform = str  # keep key case
-    try:
-        with open(path, encoding="utf-8") as handle:
-            parser.read_file(handle, source=path)
-    except OSError as err:
-        raise OptsError(f"defaults file {path}: cannot read it: {err.strerror}") from None
-    except configparser.Error as err:
-        raise OptsError(f"defaults file {path}: not a valid INI file: {err}") from None
-    return {key: _literal(text) for section in parser.sections() for key, text in parser.items(section)}
+    parser = read_ini(path, f"defaults file {path}", strict=False)
+    return {key: literal_value(text) for section in parser.sections() for key, text in parser.items(section)}
 
 
 def read_parameters_file(path: str) -> dict:
@@ -72,7 +63,7 @@ def parse_set(item: str) -> tuple[str, Any]:
     try:
         return key, json.loads(text)
     except json.JSONDecodeError:
-        return key, _literal(text)
+        return key, literal_value(text)
 
 
 def definition_types(definitions: list[dict] | None) -> dict[str, OptType]:

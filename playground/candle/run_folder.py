@@ -8,13 +8,12 @@ runner activates it, the helper finds it with `active_run()`.
 """
 from __future__ import annotations
 
-import math
 import os
 import time
 from typing import Any
 
 from playground.atomic_files import write_json
-from playground.outputs import RunOutputs
+from playground.outputs import RunOutputs, best_point
 from playground.preemption import Preemption
 
 _ACTIVE: "CandleRunFolder | None" = None
@@ -73,15 +72,11 @@ _RECORD_KEYS = ("index", "kind", "epoch", "epochs", "samples", "wall_time")
 
 
 def _best(metrics: dict[str, list], records: list[dict]) -> dict[str, dict]:
-    """Best value of each metric (min for names with 'loss' or 'error', else max) and where it was."""
     best = {}
     for name, values in metrics.items():
-        if name == "epochs":
-            continue
-        points = [(v, i) for i, v in enumerate(values) if isinstance(v, (int, float)) and math.isfinite(v)]
-        if points:
-            value, index = (min if "loss" in name or "error" in name else max)(points)
-            best[name] = {"value": value, "index": index, "epochs": records[index]["epochs"]}
+        point = None if name == "epochs" else best_point(name, values)
+        if point is not None:
+            best[name] = {"value": point[0], "index": point[1], "epochs": records[point[1]]["epochs"]}
     return best
 
 
