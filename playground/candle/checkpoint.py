@@ -71,6 +71,8 @@ class CandleCheckpoint:
         self.run: CandleRunFolder = active_run() or CandleRunFolder(self.folder, "standalone")
         if active_run() is None:       # run alone: no run folder to write metrics to, no stop handler installed
             self.run.outputs.enabled = False
+        else:                          # SIGTERM now means: finish the epoch, checkpoint, exit 75
+            self.run.handle_stop_signals()
         self._warned_metric = False
         append_log(self.folder, f"ready (run {self.run_id}): restart mode {ckpt_setting(params, 'ckpt_restart_mode')}")
 
@@ -121,6 +123,11 @@ class CandleCheckpoint:
         return path
 
     on_epoch_end = save   # CANDLE's Keras callback name
+
+    @property
+    def stop_requested(self) -> bool:
+        """A stop signal arrived: a loop with long epochs may call save() early (it checkpoints and stops)."""
+        return self.run.preemption.signal_name is not None
 
     def _write(self, epochs_done: int, logs: dict, best: bool, kind: str) -> str:
         path = own_name(os.path.join(self.folder, f"model_checkpoint_epoch{epochs_done}.pt"), self.run_id, self.log)

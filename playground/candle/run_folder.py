@@ -28,6 +28,13 @@ class CandleRunFolder:
         self.prior_wall_time = 0.0     # seconds spent before the last resume (restored by the helper)
         self.model_path: str | None = None
         self._started = time.time()
+        self._stop_handled = False
+
+    def handle_stop_signals(self) -> None:
+        """From now on SIGTERM/SIGINT request a checkpoint and a stop (once per run, however many helpers)."""
+        if not self._stop_handled:
+            self.preemption.install()
+            self._stop_handled = True
 
     def write_opts(self, params: dict) -> None:
         os.makedirs(self.run_dir, exist_ok=True)

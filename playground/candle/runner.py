@@ -109,8 +109,8 @@ def _run(module: ModuleType, params: dict, script: str, run_dir: str) -> int:
         print(f"playground candle: error: --run-dir {run_dir}: cannot write there: {err.strerror}", file=sys.stderr)
         return 2
     setup_logging(run_dir, 0)
-    activate(folder)
-    folder.preemption.install()
+    activate(folder)     # the checkpoint helper finds it, and installs the stop handler: without the helper a
+                         # SIGTERM stops the script at once, as it would outside playground
     stdout, stderr = sys.stdout, sys.stderr
     train_log = open(os.path.join(run_dir, "train.log"), "a", encoding="utf-8")
     sys.stdout, sys.stderr = _Tee(stdout, train_log), _Tee(stderr, train_log)   # the script's prints too
