@@ -18,6 +18,7 @@ import time
 import traceback
 
 from playground.checkpoint_files import CheckpointError
+from playground.data_forms import DataFormError
 from playground.opts_layers import OptsError
 from playground.preemption import EXIT_PREEMPTED, Preempted
 from playground.pretrained import PretrainedError
@@ -26,7 +27,7 @@ from playground.registry import ComponentError
 from playground.rendezvous import RendezvousError
 from playground.topology import Topology
 
-USER_ERRORS = (OptsError, ComponentError, CheckpointError, PretrainedError, RendezvousError)
+USER_ERRORS = (OptsError, ComponentError, CheckpointError, PretrainedError, RendezvousError, DataFormError)
 GRACE_SECONDS = 5.0
 
 

@@ -156,3 +156,12 @@ def test_an_iterable_dataset_is_split_across_ranks_and_resumes_by_count():
     endless = RankShard(items, world_size=2, rank=1, batch=2, endless=True)
     assert list(itertools.islice(resumed, 20)) == list(itertools.islice(endless, 26))[6:]
     assert len(RankShard(items, 2, 0, 2, endless=False)) == 12 and len(RankShard(items, 2, 1, 2, False, limit=9)) == 4
+
+
+def test_loader_workers_of_an_iterable_shard_deliver_the_batches_of_one_process():
+    from torch.utils.data import DataLoader
+    items = list(range(37))
+    alone = [b.tolist() for b in DataLoader(RankShard(items, 2, 1, 3, endless=False), batch_size=3)]
+    workers = [b.tolist() for b in DataLoader(RankShard(items, 2, 1, 3, endless=False), batch_size=3, num_workers=2,
+                                              multiprocessing_context="fork")]
+    assert workers == alone and sum(alone, []) == items[1::2]
