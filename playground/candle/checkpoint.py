@@ -126,7 +126,7 @@ class CandleCheckpoint:
 
     @property
     def stop_requested(self) -> bool:
-        """A stop signal arrived: a loop with long epochs may call save() early (it checkpoints and stops)."""
+        """A stop signal arrived: the next save() writes a checkpoint and stops the run (exit 75)."""
         return self.run.preemption.signal_name is not None
 
     def _write(self, epochs_done: int, logs: dict, best: bool, kind: str) -> str:
