@@ -65,10 +65,11 @@ class IterableSource:
 
 
 class _LoaderDataset(Dataset):
-    """A DataLoader's map-style dataset with the loader's collate function, which the stream then uses."""
+    """A DataLoader's map-style dataset with the loader's collate function, which the stream then uses, and its
+    batch size (for a caller that sizes the run by it, such as a trial class)."""
 
-    def __init__(self, dataset: Any, collate_fn: Callable) -> None:
-        self.dataset, self.collate_fn = dataset, collate_fn
+    def __init__(self, dataset: Any, collate_fn: Callable, batch_size: int | None = None) -> None:
+        self.dataset, self.collate_fn, self.loader_batch_size = dataset, collate_fn, batch_size
         shape = getattr(dataset, "sample_shape", None)
         if shape is not None:
             self.sample_shape = shape
@@ -80,7 +81,7 @@ class _LoaderDataset(Dataset):
         return self.dataset[index]
 
     def __getattr__(self, name: str) -> Any:   # get_sample, num_classes ... of the wrapped dataset
-        if name in ("dataset", "collate_fn"):
+        if name in ("dataset", "collate_fn", "loader_batch_size"):
             raise AttributeError(name)
         return getattr(self.dataset, name)
 
@@ -112,7 +113,7 @@ def _from_loader(loader: DataLoader, what: str, batch_per_device: int | None) ->
     inner = as_stream_source(loader.dataset, what)
     if isinstance(inner, IterableSource):
         return IterableSource(inner.dataset, loader.collate_fn)
-    return _LoaderDataset(inner, loader.collate_fn)
+    return _LoaderDataset(inner, loader.collate_fn, loader.batch_size)
 
 
 def _is_array_like(value: Any) -> bool:
