@@ -6,7 +6,6 @@ infer keys get an `infer_` prefix unless they have one). Scalars count as a one-
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 
@@ -46,4 +45,4 @@ def _number(value: Any) -> float | None:
             return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value) if math.isfinite(float(value)) else float(value)
+    return float(value)
