@@ -16,11 +16,15 @@ import datetime
 import hashlib
 import json
 import os
+import socket
+import time
 from typing import Mapping
 
 import torch.distributed as dist
 
 JOINS_KEY = "playground/joins"
+CLAIMS_KEY = "playground/claims"
+COLLISION_KEY = "playground/collision"
 
 
 class RendezvousError(RuntimeError):
@@ -59,6 +63,42 @@ def fresh_attempt_store(store: dist.Store, world_size: int, timeout_s: float, wh
             f"attempt was killed while its ranks were still joining, delete {where} (or set a new "
             f"distributed.run_id) and start all hosts again.") from err
     return dist.PrefixStore(prefix, store)
+
+
+def claim_rank(store: dist.Store, rank: int, world_size: int, timeout_s: float) -> None:
+    """Register this process as `rank` in the store, then wait until every rank has; two processes claiming one
+    rank (a launcher that numbers ranks wrongly) make every process fail at once, naming both claimants, instead
+    of the survivors waiting out the collective timeout."""
+    me = f"{socket.gethostname()} pid {os.getpid()}"
+    claimants = store.add(f"playground/rank{rank}/claims", 1)
+    if claimants == 1:
+        store.set(f"playground/rank{rank}/who", me)
+    else:
+        first = _wait_get(store, f"playground/rank{rank}/who", timeout_s) or "another process"
+        store.set(COLLISION_KEY, f"rank {rank} is claimed twice: by {first} and by {me}")
+    store.add(CLAIMS_KEY, 1)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if store.check([COLLISION_KEY]):
+            raise RendezvousError(
+                f"rendezvous: {store.get(COLLISION_KEY).decode()}. Every process of a run needs its own rank: check "
+                "the launcher's numbering (under Slurm, one task per device gives SLURM_PROCID as the rank; "
+                "--shard-id must differ on each host).")
+        if int(store.add(CLAIMS_KEY, 0)) >= world_size:
+            return
+        if time.monotonic() > deadline:
+            raise RendezvousError(f"rendezvous: only {int(store.add(CLAIMS_KEY, 0))} of {world_size} ranks arrived "
+                                  f"within {timeout_s:g} s; check that every host was started.")
+        time.sleep(0.05)
+
+
+def _wait_get(store: dist.Store, key: str, timeout_s: float) -> str | None:
+    deadline = time.monotonic() + min(timeout_s, 10.0)
+    while time.monotonic() < deadline:
+        if store.check([key]):
+            return store.get(key).decode()
+        time.sleep(0.02)
+    return None
 
 
 def _safe(text: str) -> str:

@@ -1,9 +1,11 @@
 """Where this process sits in the run: devices per host, hosts, this host's shard, and who starts the ranks.
 
 The one place that decides the device. Sources, in order: torchrun's environment (ranks are given, nothing is
-spawned), a Slurm step with one task per device (likewise), a Slurm step with one task per host (the task is
-the shard and spawns its devices), else the opts (`--shard-id` or `distributed.shard_id`, and this command
-spawns `num_gpus` or `num_cpus` processes). Global rank = shard_id * devices_per_host + local_rank.
+spawned), a Slurm step with one task per device (likewise: the global rank is SLURM_PROCID and the local rank,
+which picks the device, SLURM_LOCALID, so block and cyclic task placement and several shards on one node all
+work), a Slurm step with one task per host (the task is the shard and spawns its devices), else the opts
+(`--shard-id` or `distributed.shard_id`, and this command spawns `num_gpus` or `num_cpus` processes). A
+spawned rank's global rank = shard_id * devices_per_host + local_rank.
 """
 from __future__ import annotations
 
@@ -29,6 +31,8 @@ class Topology:
         return self.devices_per_host * self.num_shards
 
     def global_rank(self, local_rank: int) -> int:
+        if self.given_rank is not None and local_rank == self.given_local_rank:
+            return self.given_rank  # the launcher's numbering; task placement need not be block-wise
         return self.shard_id * self.devices_per_host + local_rank
 
     def device_name(self, local_rank: int) -> str:

@@ -62,3 +62,32 @@ def test_the_slurm_batch_script_itself_is_not_a_step():
     env = {"SLURM_STEP_ID": "4294967294", "SLURM_NTASKS": "2", "SLURM_PROCID": "0"}
     t = topology_from(opts(num_shards=1, num_cpus=2), env=env)
     assert (t.launcher, t.shard_id) == ("spawn", 0)
+
+
+def _slurm_tasks(layout: list[tuple[int, int]], gpus: int = 2, shards: int = 2) -> list:
+    """The topology each task of an srun step sees; layout[procid] = (node id, local id)."""
+    out = []
+    for proc_id, (node, local) in enumerate(layout):
+        env = {"SLURM_STEP_ID": "0", "SLURM_NTASKS": str(len(layout)), "SLURM_PROCID": str(proc_id),
+               "SLURM_LOCALID": str(local), "SLURM_NODEID": str(node)}
+        out.append(topology_from(opts(num_shards=shards, num_gpus=gpus, num_cpus=1), env=env))
+    return out
+
+
+def test_slurm_block_placement_gives_each_task_its_procid_as_rank_and_localid_as_device():
+    tasks = _slurm_tasks([(0, 0), (0, 1), (1, 0), (1, 1)])
+    assert [t.global_rank(t.given_local_rank) for t in tasks] == [0, 1, 2, 3]
+    assert [t.device_name(t.given_local_rank) for t in tasks] == ["cuda:0", "cuda:1", "cuda:0", "cuda:1"]
+
+
+def test_slurm_cyclic_placement_gives_distinct_ranks_and_each_node_distinct_devices():
+    tasks = _slurm_tasks([(0, 0), (1, 0), (0, 1), (1, 1)])
+    assert [t.global_rank(t.given_local_rank) for t in tasks] == [0, 1, 2, 3]
+    assert [t.device_name(t.given_local_rank) for t in tasks] == ["cuda:0", "cuda:0", "cuda:1", "cuda:1"]
+
+
+def test_slurm_several_shards_on_one_node_use_distinct_ranks_and_devices():
+    tasks = _slurm_tasks([(0, 0), (0, 1), (0, 2), (0, 3)], gpus=1, shards=4)
+    assert [t.global_rank(t.given_local_rank) for t in tasks] == [0, 1, 2, 3]
+    assert len({t.device_name(t.given_local_rank) for t in tasks}) == 4
+    assert all(t.world_size == 4 and not t.spawns for t in tasks)
