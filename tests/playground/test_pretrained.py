@@ -53,3 +53,33 @@ def test_a_pickled_object_is_refused_without_running_it(tmp_path):
     torch.save({"weights": torch.ones(1), "payload": logging.getLogger("x")}, path)
     with pytest.raises(PretrainedError, match="cannot read .* as a weights file"):
         load_pretrained(torch.nn.Linear(1, 1), str(path), logging.getLogger("t"))
+
+
+@pytest.mark.parametrize("layout", ["model", "state_dict", "bare"])
+@pytest.mark.parametrize("prefix", ["", "module.", "model.", "_orig_mod.", "module._orig_mod."])
+def test_common_layouts_and_wrapper_prefixes_load(tmp_path, layout, prefix):
+    source = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU(), torch.nn.Linear(3, 2))
+    weights = {prefix + k: v for k, v in source.state_dict().items()}
+    data = weights if layout == "bare" else {layout: weights, "iter_num": 7, "config": {"n_layer": 2}}
+    torch.save(data, tmp_path / "w.pt")
+    target = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU(), torch.nn.Linear(3, 2))
+    load_pretrained(target, str(tmp_path / "w.pt"), logging.getLogger("t"))
+    assert all(torch.equal(a, b) for a, b in zip(target.state_dict().values(), source.state_dict().values()))
+
+
+def test_a_file_with_no_matching_tensor_is_an_error_naming_both_sides(tmp_path):
+    torch.save({"model": {"encoder.w": torch.ones(2), "encoder.b": torch.ones(2)}}, tmp_path / "w.pt")
+    with pytest.raises(PretrainedError, match=r"no tensor .* matches.*File: encoder.b, encoder.w; network: bias, weight"):
+        load_pretrained(torch.nn.Linear(4, 2), str(tmp_path / "w.pt"), logging.getLogger("t"))
+
+
+def test_a_missing_refused_or_weightless_pretrained_file_is_an_opts_error_before_launch(tmp_path):
+    from playground.opts import resolve_opts
+    from playground.opts_layers import OptsError
+    torch.save({"hook": logging.getLogger}, tmp_path / "refused.pt")   # a global weights_only refuses
+    torch.save({"epoch": 3}, tmp_path / "empty.pt")
+    for name, message in (("missing.pt", "does not exist"), ("refused.pt", "weights_only=True"),
+                          ("empty.pt", "holds no state dict")):
+        opts = tiny_opts(model_param={"pretrained_model": str(tmp_path / name)})
+        with pytest.raises(OptsError, match=f"opts.model_param.pretrained_model: .*{message}"):
+            resolve_opts([("test", opts)])
