@@ -15,8 +15,6 @@ from typing import Any
 import torch
 from torch import nn
 
-from playground.checkpoint_files import FORMAT
-
 PREFIXES = ("module.", "model.", "_orig_mod.")
 KEY = "model_param.pretrained_model"
 
@@ -34,8 +32,11 @@ def read_weights(path: str) -> tuple[dict[str, torch.Tensor], int | None]:
     except Exception as err:  # unreadable, truncated, or a pickle weights_only refuses
         raise PretrainedError(f"{KEY}: cannot read {path} as a weights file (read with weights_only=True): "
                               f"{type(err).__name__}: {err}") from err
-    epoch = int(data["epoch"]) if isinstance(data, dict) and data.get("format") == FORMAT else None
     weights = _state_dict_of(data)
+    epoch = None
+    if isinstance(data, dict) and weights is not data and isinstance(data.get("epoch"), (int, float)) \
+            and not isinstance(data.get("epoch"), bool):
+        epoch = int(data["epoch"])  # our checkpoints, and converted Caffe2 ones, record it beside the weights
     if weights is None:
         raise PretrainedError(f"{KEY}: {path} holds no state dict (a {type(data).__name__}"
                               f"{' with keys ' + ', '.join(map(str, list(data)[:6])) if isinstance(data, dict) else ''}); "

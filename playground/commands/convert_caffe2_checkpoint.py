@@ -1,4 +1,7 @@
-"""Convert an original Caffe2 Playground .pkl checkpoint into a state_dict file for model_param.pretrained_model.
+"""Convert an original Caffe2 Playground .pkl checkpoint into a weights file for model_param.pretrained_model.
+
+The file holds `{"model": state_dict, "epoch": ..., "lr": ..., "best_metric": ...}` (the last three when the
+original recorded them).
 
 The pickle is read with an unpickler that allows only numpy arrays and plain containers. The blob names are
 the forward pass's business: the component named by --forward-pass (default explicit_resnet_forward) must
@@ -43,14 +46,23 @@ def main(args: argparse.Namespace) -> int:
     except (ComponentError, OptsError, Caffe2PickleError, ValueError) as err:
         print(f"playground convert-caffe2-checkpoint: error: {err}", file=sys.stderr)
         return 2
-    write_with(args.output, lambda handle: torch.save(state, handle))
+    # The weights under "model", beside the original's epoch, lr and best_metric as plain numbers (a
+    # weights_only load reads them; pretrained_model with reset_epoch false continues from the epoch).
+    saved = {"model": state, **{k: _number(v) for k, v in checkpoint.metadata.items()}}
+    write_with(args.output, lambda handle: torch.save(saved, handle))
     print(f"{args.input}: {len(checkpoint.blobs)} blobs -> {args.output}: {len(state)} tensors "
           f"({args.forward_pass})")
     if checkpoint.scopes:
         print(f"  device scopes stripped: {', '.join(checkpoint.scopes)}")
     if checkpoint.metadata:
-        print("  checkpoint metadata (not converted): "
+        print("  kept from the checkpoint: "
               + ", ".join(f"{k} {v}" for k, v in sorted(checkpoint.metadata.items())))
     for note in notes:
         print(f"  {note}")
     return 0
+
+
+def _number(value: object) -> object:
+    """A numpy scalar or 0-d array as a Python int or float; anything else as it is."""
+    item = getattr(value, "item", None)
+    return item() if callable(item) and getattr(value, "size", 1) == 1 else value

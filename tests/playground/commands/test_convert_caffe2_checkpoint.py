@@ -68,3 +68,13 @@ def test_a_forward_pass_that_does_not_know_caffe2_names_is_refused(tmp_path, cap
     proc = convert(capsys, str(unsafe), str(tmp_path / "w.pt"))
     assert proc.returncode == 2 and "refused: the file wants to create os.system" in proc.stderr
     assert proc.stdout == ""
+
+
+def test_the_converted_file_keeps_the_originals_epoch_lr_and_best_metric(tmp_path, capsys):
+    blobs = make_blobs(False, (2, 2, 2, 2), width=4, in_channels=1, num_classes=4, stem_kernel=3)
+    write_original_checkpoint(tmp_path / "original.pkl", blobs)
+    assert convert(capsys, str(tmp_path / "original.pkl"), str(tmp_path / "weights.pt")).returncode == 0
+    saved = torch.load(tmp_path / "weights.pt", weights_only=True)
+    assert (saved["epoch"], saved["best_metric"]) == (12, 0.5)
+    assert abs(saved["lr"] - 0.05) < 1e-7 and isinstance(saved["lr"], float)
+    assert set(saved["model"]) >= {"conv1.weight", "bn1.running_mean"}
