@@ -13,14 +13,14 @@ up; the ranks then wait for each other and fail with a message that names the fi
 from __future__ import annotations
 
 import datetime
-import hashlib
-import json
 import os
 import socket
 import time
 from typing import Mapping
 
 import torch.distributed as dist
+
+from playground.opts_digest import opts_digest
 
 JOINS_KEY = "playground/joins"
 CLAIMS_KEY = "playground/claims"
@@ -40,10 +40,7 @@ def run_id(opts: dict, env: Mapping[str, str] | None = None) -> str:
     for variable in ("TORCHELASTIC_RUN_ID", "SLURM_JOB_ID"):
         if env.get(variable):
             return _safe(f"{variable.split('_')[0].lower()}-{env[variable]}")
-    same_everywhere = json.loads(json.dumps(opts))
-    same_everywhere["distributed"].pop("shard_id", None)
-    digest = hashlib.sha256(json.dumps(same_everywhere, sort_keys=True).encode()).hexdigest()[:16]
-    return f"opts-{digest}"
+    return f"opts-{opts_digest(opts)}"
 
 
 def fresh_attempt_store(store: dist.Store, world_size: int, timeout_s: float, where: str) -> dist.Store:

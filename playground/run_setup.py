@@ -1,18 +1,23 @@
 """Turns a command line into a prepared run: layered and validated opts, the run folder, the plan.
 
 Nothing here starts a process or touches data; the only file written is `<run-dir>/opts.json` (the resolved
-opts, from which `--parameters-file <run-dir>/opts.json` reproduces the run).
+opts, from which `--parameters-file <run-dir>/opts.json` reproduces the run), and not even that for a dry run.
+`--resume` picks the newest folder under runs/ whose opts.json holds the same resolved opts.
 """
 from __future__ import annotations
 
 import argparse
+import glob
+import json
 import os
+import sys
 import time
 from dataclasses import dataclass
 
 from playground.atomic_files import write_json
 from playground.builtin_opts import BUILTIN_OPTS, SECTIONS
 from playground.opts import ResolvedOpts, resolve_opts
+from playground.opts_digest import opts_digest
 from playground.opts_layers import (OptsError, load_blob, load_blob_file, load_defaults_file, parse_set,
                                     set_path)
 from playground.plan import Plan, make_plan
@@ -54,17 +59,25 @@ def layers_from_args(args: argparse.Namespace) -> list[tuple[str, dict]]:
 def prepare_run(args: argparse.Namespace) -> PreparedRun:
     layers = layers_from_args(args)
     name = os.path.splitext(os.path.basename(args.parameters_file))[0] if args.parameters_file else None
-    return prepare(layers, run_dir=args.run_dir, name=name)
+    resume = getattr(args, "resume", False)
+    if resume and args.run_dir:
+        raise OptsError("--resume and --run-dir: give one (--resume finds the folder, --run-dir names it)")
+    return prepare(layers, run_dir=args.run_dir, name=name, dry_run=getattr(args, "dry_run", False),
+                   resume=resume)
 
 
-def prepare(layers: list[tuple[str, dict]], run_dir: str | None = None, name: str | None = None) -> PreparedRun:
-    """Validate `layers` and write the resolved opts into the run folder (created when missing)."""
+def prepare(layers: list[tuple[str, dict]], run_dir: str | None = None, name: str | None = None,
+            dry_run: bool = False, resume: bool = False) -> PreparedRun:
+    """Validate `layers` and write the resolved opts into the run folder (created when missing, unless
+    `dry_run`); `resume` reuses the newest run folder of the same opts."""
     resolved = resolve_opts(layers)
     opts = resolved.opts
+    if resume:
+        run_dir = latest_run_dir(opts)
     run_dir = os.path.abspath(run_dir or default_run_dir(name or opts["model"]["model_name_py"]))
     plan = make_plan(resolved, run_dir)
     opts_file = os.path.join(run_dir, "opts.json")
-    if plan.topology.shard_id == 0:
+    if plan.topology.shard_id == 0 and not dry_run:
         try:
             os.makedirs(run_dir, exist_ok=True)
             write_json(opts_file, {"opts": opts})
@@ -82,3 +95,25 @@ def default_run_dir(name: str) -> str:
         candidate = f"{base}-{n}"
     return candidate
 
+
+
+def latest_run_dir(opts: dict, runs: str = "runs") -> str:
+    """The newest folder under `runs` whose opts.json holds these resolved opts; says which on stderr."""
+    digest = opts_digest(opts)
+    matches = []
+    for path in glob.glob(os.path.join(runs, "*", "opts.json")):
+        try:
+            with open(path, encoding="utf-8") as handle:
+                theirs = json.load(handle)["opts"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not a run folder of ours, or one being written
+        if isinstance(theirs, dict) and opts_digest(theirs) == digest:
+            matches.append((os.path.getmtime(path), os.path.dirname(path)))
+    if not matches:
+        raise OptsError(f"--resume: no run folder under {os.path.abspath(runs)} holds these opts (hash {digest}); "
+                        "start without --resume, or name the folder with --run-dir")
+    matches.sort()
+    chosen = matches[-1][1]
+    print(f"playground: --resume: resuming {os.path.abspath(chosen)}, the newest of {len(matches)} run folder(s) "
+          f"with these opts (hash {digest})", file=sys.stderr)
+    return chosen

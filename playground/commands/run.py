@@ -21,8 +21,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shard-id", type=int, metavar="N", help="this host's index when num_shards > 1")
     parser.add_argument("--run-dir", metavar="DIR",
                         help="the run folder (default runs/<name>-<timestamp>); reuse it to resume a run")
+    parser.add_argument("--resume", action="store_true",
+                        help="resume the newest run folder under runs/ that has the same resolved opts")
     parser.add_argument("--dry-run", action="store_true",
-                        help="validate, resolve every component, print the plan and exit without training")
+                        help="validate, resolve every component, print the plan and the resolved opts, and exit "
+                             "without creating anything")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -43,8 +46,30 @@ def main(args: argparse.Namespace) -> int:
     for line in prepared.resolved.notes:
         print(f"playground: note: {line}", file=sys.stderr)
     if args.dry_run:
+        import json
         print(prepared.plan.describe())
-        print(f"\nresolved opts written to {prepared.opts_file}")
+        print("\nresolved opts:\n" + json.dumps({"opts": prepared.opts}, indent=2))
         return 0
     from playground.launch import launch
-    return launch(prepared)
+    from playground.preemption import EXIT_PREEMPTED
+    code = launch(prepared)
+    if code == EXIT_PREEMPTED and not args.run_dir:
+        print(f"playground: the run folder is {prepared.run_dir}; resume it with:\n  {resume_command(args, prepared.run_dir)}",
+              file=sys.stderr)
+    return code
+
+
+def resume_command(args: argparse.Namespace, run_dir: str) -> str:
+    """The command line that continues the run in `run_dir`: this one, with --run-dir added."""
+    import os
+    import shlex
+    entry = ["python", sys.argv[0]] if os.path.basename(sys.argv[0]) == "AnyExpOnTerm.py" else ["playground", "run"]
+    words = entry + (["--parameters-file", args.parameters_file] if args.parameters_file
+                     else ["--parameters-json", args.parameters_json])
+    if args.defaults_file:
+        words += ["--defaults-file", args.defaults_file]
+    for item in args.sets:
+        words += ["--set", item]
+    if args.shard_id is not None:
+        words += ["--shard-id", str(args.shard_id)]
+    return shlex.join(words + ["--run-dir", run_dir])

@@ -4,13 +4,20 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from tests.conftest import DATA, REPO, load_experiment, run_cli
 
 
-def test_dry_run_prints_the_plan_and_writes_only_the_resolved_opts(tmp_path, opts_file):
+def printed_opts(stdout: str) -> dict:
+    """The resolved opts a dry run prints after its plan."""
+    return json.loads(stdout.split("resolved opts:\n", 1)[1])["opts"]
+
+
+def test_dry_run_prints_the_plan_and_the_resolved_opts_and_creates_nothing(tmp_path, opts_file):
     run_dir = tmp_path / "run"
     proc = run_cli("--parameters-file", opts_file(load_experiment("smoke.json")), "--run-dir", str(run_dir),
-                   "--set", "epoch_iter.batch_per_device=16", "--dry-run")
+                   "--set", "epoch_iter.batch_per_device=16", "--dry-run", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "world size:           1" in out
@@ -19,15 +26,16 @@ def test_dry_run_prints_the_plan_and_writes_only_the_resolved_opts(tmp_path, opt
     assert "model.forward_pass_py" in out and "small_cnn_forward.py" in out
     assert "input.synthetic_shape" in out and "(read by synthetic_input)" in out
     assert f"checkpoint folder:    {run_dir}/checkpoints" in out
-    assert sorted(os.listdir(run_dir)) == ["opts.json"]
-    resolved = json.loads((run_dir / "opts.json").read_text())["opts"]
+    assert not run_dir.exists()
+    resolved = printed_opts(out)
     assert resolved["epoch_iter"]["batch_per_device"] == 16
     assert resolved["model_param"]["lr_policy"] == "fixed"          # defaults are filled in
 
-    again = tmp_path / "again"
-    proc2 = run_cli("--parameters-file", str(run_dir / "opts.json"), "--run-dir", str(again), "--dry-run")
+    (tmp_path / "resolved.json").write_text(json.dumps({"opts": resolved}))
+    proc2 = run_cli("--parameters-file", str(tmp_path / "resolved.json"), "--dry-run", cwd=tmp_path)
     assert proc2.returncode == 0, proc2.stderr
-    assert json.loads((again / "opts.json").read_text())["opts"] == resolved
+    assert printed_opts(proc2.stdout) == resolved
+    assert sorted(os.listdir(tmp_path)) == ["opts.json", "resolved.json"]      # no runs/ folder either
 
 
 def test_bad_opts_exit_2_with_the_problem_and_start_nothing(tmp_path, opts_file):
@@ -63,7 +71,7 @@ def test_defaults_file_and_set_layers_through_the_command_line(tmp_path, opts_fi
     proc = run_cli("--parameters-file", opts_file(opts), "--defaults-file", str(defaults),
                    "--set", "model_param.lr_policy=cosine", "--run-dir", str(tmp_path / "r"), "--dry-run")
     assert proc.returncode == 0, proc.stderr
-    resolved = json.loads((tmp_path / "r" / "opts.json").read_text())["opts"]
+    resolved = printed_opts(proc.stdout)
     assert resolved["epoch_iter"]["num_test_iter"] == 5       # from the defaults file
     assert resolved["epoch_iter"]["num_epochs"] == 3          # the blob wins over the defaults file
     assert resolved["model_param"]["lr_policy"] == "cosine"   # --set wins over everything
@@ -86,3 +94,38 @@ def test_the_smoke_experiment_trains_and_leaves_its_outputs(tmp_path):
     for name in ("opts.json", "metrics.jsonl", "results.json", "train.log", "plot0_train_and_test_loss.png",
                  "plot1_accuracy.png", "checkpoints/model_checkpoint_epoch1.pt", "checkpoints/model_checkpoint_epoch2.pt"):
         assert (run_dir / name).is_file(), name
+
+
+@pytest.mark.slow
+def test_a_stopped_run_without_run_dir_prints_its_folder_and_resume_command_and_resume_finds_it(tmp_path):
+    import glob
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.playground.interrupted_runs import OVERRIDE, OVERRIDE_NAME, checkpoint_opts
+    (tmp_path / f"{OVERRIDE_NAME}.py").write_text(OVERRIDE)
+    (tmp_path / "exp.json").write_text(json.dumps({"opts": checkpoint_opts()}))
+    env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=str(tmp_path), PLAYGROUND_TEST_ITER_SLEEP="0.05")
+    command = [sys.executable, str(REPO / "AnyExpOnTerm.py"), "--parameters-file", "exp.json"]
+    process = subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not glob.glob(str(tmp_path / "runs" / "*" / "training.rank0.*")):
+        assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()
+        time.sleep(0.02)
+    process.send_signal(signal.SIGTERM)
+    stderr = process.communicate(timeout=120)[1]
+    assert process.returncode == 75, stderr
+    [run_dir] = glob.glob(str(tmp_path / "runs" / "*"))
+    assert f"the run folder is {run_dir}; resume it with:\n  python {REPO / 'AnyExpOnTerm.py'} --parameters-file " \
+           f"exp.json --run-dir {run_dir}\n" in stderr
+
+    other = dict(checkpoint_opts(), epoch_iter=dict(checkpoint_opts()["epoch_iter"], num_epochs=9))
+    os.makedirs(tmp_path / "runs" / "other")       # a newer folder of other opts is not picked
+    (tmp_path / "runs" / "other" / "opts.json").write_text(json.dumps({"opts": other}))
+    resumed = subprocess.run(command + ["--resume"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"--resume: resuming {run_dir}, the newest of 1 run folder(s)" in resumed.stderr
+    assert "resum" in (tmp_path / "runs" / os.path.basename(run_dir) / "train.log").read_text().lower()
+    assert sorted(os.listdir(tmp_path / "runs")) == sorted([os.path.basename(run_dir), "other"])
