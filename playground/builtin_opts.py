@@ -90,7 +90,7 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
     _o("model_param.cuda_nccl", Bool(), True, help="Use NCCL between GPU processes (else gloo)."),
     _o("model_param.combine_spatial_bn", Nullable(Bool()), need=N,
        help="Synchronise batch-norm statistics across ranks (SyncBatchNorm) when there is more than one."),
-    _o("model_param.max_concurrent_distributed_ops", Nullable(Int(1)), need=N, help=INERT_NOTE, inert=True),
+    _o("model_param.max_concurrent_distributed_ops", Nullable(Int(1)), help=INERT_NOTE, inert=True),
     _o("model_param.base_learning_rate", Float(0, exclusive_minimum=True), 0.1,
        help="Learning rate at the start of the schedule (before warm-up and batch scaling).", by=UPDATES),
     _o("model_param.lr_policy", Choice(["fixed", "step", "multistep", "cosine"]), "fixed",
@@ -123,7 +123,7 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
     _o("epoch_iter.num_test_sample", Int(0), need=M,
        help="Samples in the end-of-epoch test pass; 0 means all of the test set."),
     _o("epoch_iter.num_epochs", Int(0), need=M, help="Number of epochs."),
-    _o("epoch_iter.num_epochs_per_flow_schedule", Int(1), need=M, help=INERT_NOTE, inert=True),
+    _o("epoch_iter.num_epochs_per_flow_schedule", Int(1), help=INERT_NOTE, inert=True),
     _o("epoch_iter.num_train_iteration_per_test", Int(1), need=M,
        help="A record point (train meters, num_test_iter test batches, throughput) every this many iterations."),
     _o("epoch_iter.batch_per_device", Int(1), need=M, help="Batch size per process; global batch = this x world size."),
@@ -138,7 +138,13 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
        help="GPU processes per host; 0 trains on the CPU with num_cpus processes."),
     _o("distributed.first_gpu_id", Int(0), need=M, help="First CUDA device index used on each host."),
     _o("distributed.num_cpus", Int(1), need=M, help="CPU processes per host when num_gpus is 0."),
-    _o("distributed.first_cpu_id", Int(0), need=M, help=INERT_NOTE, inert=True),
+    _o("distributed.first_cpu_id", Int(0), help=INERT_NOTE, inert=True),
+    _o("distributed.num_intra_threads", Nullable(Int(1)), None,
+       help="Threads each process uses inside one operation (torch.set_num_threads); null: the environment's "
+            "NUM_INTRA_THREADS (CANDLE), else the host's cores divided by the CPU processes on it."),
+    _o("distributed.num_inter_threads", Nullable(Int(1)), None,
+       help="Threads each process uses to run independent operations (torch.set_num_interop_threads); null: "
+            "the environment's NUM_INTER_THREADS (CANDLE), else torch's default."),
     _o("distributed.collective_timeout", Float(0, exclusive_minimum=True), 600.0,
        help="Seconds a collective (or the rendezvous) may wait before every rank gives up with an error."),
     _o("distributed.run_id", Str(), "",
@@ -168,7 +174,9 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
     _o("output.ckpt_keep_limit", Int(1), 1000000,
        help="Checkpoints of this run kept, newest first; older ones are deleted, never the one resumed from, the "
             "best one, the one 'last' names, or files of other runs."),
-    _o("output.ckpt_keep_mode", Choice(["linear"]), "linear", help="Keep policy (CANDLE); only linear exists."),
+    _o("output.ckpt_keep_mode", Choice(["linear", "exponential"]), "linear",
+       help="Which checkpoints ckpt_keep_limit keeps: linear, the newest ones; exponential, those 0, 1, 2, 4, 8... "
+            "checkpoints back from the newest (old history thinned out, recent history dense)."),
     _o("output.ckpt_save_best", Bool(), True,
        help="Also save whenever ckpt_save_best_metric improves at an epoch end; 'best' points to the best one."),
     _o("output.ckpt_save_best_metric", Str(), "",

@@ -171,7 +171,7 @@ class Checkpointer:
                                     f"iteration {info['epoch_iter']}, {info['size'] / 1e6:.1f} MB, "
                                     f"{time.perf_counter() - started:.2f} s){' best' if best else ''}")
             apply_keep_limit(self.folder, self.run_id, self.output["ckpt_keep_limit"],
-                             {self.resumed_from, self.best_path, self.last_path})
+                             {self.resumed_from, self.best_path, self.last_path}, self.output["ckpt_keep_mode"])
         except BaseException as err:  # noqa: BLE001 - whatever happened, the loop must hear of it
             self._error = err if isinstance(err, CheckpointError) else CheckpointError(
                 f"could not finish checkpoint {path}: {getattr(err, 'strerror', None) or err}. Earlier checkpoints "

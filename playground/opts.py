@@ -4,7 +4,9 @@ Precedence, lowest first: built-in defaults < component-declared defaults < --de
 < --set. Everything here runs before any worker process exists; every problem found is reported at once as
 an `OptsError` whose lines name the dotted path (`opts.epoch_iter.batch_per_device: expected a positive
 integer, got "32a"`). Keys nobody declared are kept (a component may read them) with a warning that names the
-closest known key.
+closest known key, except inside what the framework owns (`epoch_iter`, `distributed`, `output.ckpt_*`), where
+an undeclared key is a mistake (`num_epoch` for `num_epochs`) and an error; `strict` makes every undeclared key
+an error.
 """
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ from playground.opts_layers import OptsError, describe_origin, merge
 from playground.registry import Component, ComponentError, resolve
 
 BUILTIN_LISTS = ("epochs", "samples_per_sec", "secs_per_train")
+# Where every key is the framework's own (or a component's that declares it): an unknown key there is a typo.
+OWNED = ("epoch_iter.*", "distributed.*", "output.ckpt_*")
 
 
 @dataclass
@@ -79,8 +83,9 @@ def merge_declarations(builtin: tuple[Opt, ...], components: list[Component]) ->
     return table
 
 
-def resolve_opts(layers: list[tuple[str, dict]], check_devices: bool = True) -> ResolvedOpts:
-    """Layer, resolve and validate; raise `OptsError` listing every problem."""
+def resolve_opts(layers: list[tuple[str, dict]], check_devices: bool = True, strict: bool = False) -> ResolvedOpts:
+    """Layer, resolve and validate; raise `OptsError` listing every problem. `strict`: an undeclared key
+    anywhere is an error, not a warning."""
     raw, origin = merge(layers)
     problems: list[str] = []
     for section in SECTIONS:
@@ -102,13 +107,15 @@ def resolve_opts(layers: list[tuple[str, dict]], check_devices: bool = True) -> 
         _fill_and_check(opts, decl, origin, problems)
     meters = _resolve_meters(opts, problems)
     _check_rules(opts, origin, problems, check_devices)
+    unknown_errors, unknown_warnings = _unknown_keys(raw, declarations, strict)
+    problems.extend(unknown_errors)
     if not problems:
         _component_checks(opts, components, meters, problems)
     if problems:
         raise OptsError(problems)
 
     resolved = ResolvedOpts(opts=opts, components=components, meters=meters, declarations=declarations)
-    resolved.warnings.extend(_unknown_key_warnings(raw, declarations))
+    resolved.warnings.extend(unknown_warnings)
     ignored = sorted(p for p in _leaf_paths(raw) if _is_ignored(p))
     if ignored:
         resolved.notes.append("accepted and ignored (Caffe2-internal keys): " + ", ".join(ignored))
@@ -291,20 +298,34 @@ def _check_devices(dist: dict, problems: list[str]) -> None:
                         f"this machine has {available}")
 
 
-def _unknown_key_warnings(raw: dict, declarations: dict[str, Opt]) -> list[str]:
+def _unknown_keys(raw: dict, declarations: dict[str, Opt], strict: bool) -> tuple[list[str], list[str]]:
+    """(errors, warnings) about keys nobody in this run declares."""
     known = set(declarations)
     sections = {p.split(".", 1)[0] for p in known}
     containers = {p for p, d in declarations.items() if isinstance(d.type, (Mapping, Anything))}
-    warnings = []
+    errors, warnings = [], []
     for path in _leaf_paths(raw, stop=known | containers):
         if path in known or _is_ignored(path) or any(path.startswith(c + ".") for c in containers):
             continue
         top = path.split(".", 1)[0]
         if top not in sections:
-            warnings.append(f"opts.{top}: unknown section (kept as given). {_closest(top, sorted(sections))}")
+            text = f"opts.{top}: unknown section"
+            (errors if strict else warnings).append(
+                f"{text}{'' if strict else ' (kept as given)'}. {_closest(top, sorted(sections))}")
             continue
-        warnings.append(f"opts.{path}: not a known key (kept for components that read it). {_closest(path, sorted(known))}")
-    return list(dict.fromkeys(warnings))
+        if strict or any(fnmatch.fnmatchcase(path, pattern) for pattern in OWNED):
+            errors.append(f"opts.{path}: not a known key{_declared_elsewhere(path)}. {_closest(path, sorted(known))}")
+        else:
+            warnings.append(f"opts.{path}: not a known key (kept for components that read it). "
+                            f"{_closest(path, sorted(known))}")
+    return list(dict.fromkeys(errors)), list(dict.fromkeys(warnings))
+
+
+def _declared_elsewhere(path: str) -> str:
+    """Which registered components read `path`, when none of this run's does (imports them: error path only)."""
+    from playground.schema import component_declarations
+    readers = sorted({r for d in component_declarations() if d.path == path for r in d.readers})
+    return f" of this run's components (it is read by {', '.join(readers)}, which this run does not use)" if readers else ""
 
 
 def _closest(name: str, candidates: list[str]) -> str:

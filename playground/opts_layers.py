@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import configparser
 import json
-from typing import Any
+from typing import Any, Callable
 
 
 class OptsError(ValueError):
@@ -52,12 +52,14 @@ def load_blob_file(path: str) -> dict:
     return load_blob(text, path)
 
 
-def load_defaults_file(path: str, sections: tuple[str, ...], known_paths: list[str]) -> dict:
+def load_defaults_file(path: str, sections: tuple[str, ...], known_paths: list[str] | Callable[[], list[str]]) -> dict:
     """Read a CANDLE-style INI file into nested opts.
 
     `[Global_Params]` takes dotted keys (`epoch_iter.num_epochs = 20`) or bare keys that name exactly one known
-    key (`batch_per_device = 32`); a section named like an opts section (`[epoch_iter]`) takes its own keys.
-    Values are Python literals; anything that is not one is taken as a string.
+    key (`batch_per_device = 32`; `known_paths` may be a function, called only when a bare key needs it, since
+    listing the components' keys imports them); a section named like an opts section (`[epoch_iter]`) takes its
+    own keys. Values are JSON literals as with --set (`null`, `true`, `3`, `[8, 16]`), else Python literals
+    (`None`, `True`, `'step'`), else the plain string.
     """
     parser = read_ini(path, f"--defaults-file {path}")
     out: dict = {}
@@ -68,6 +70,8 @@ def load_defaults_file(path: str, sections: tuple[str, ...], known_paths: list[s
             if section in sections:
                 dotted = f"{section}.{key}"
             elif section == "Global_Params":
+                if not isinstance(known_paths, list) and "." not in key:
+                    known_paths = known_paths()
                 dotted = key if "." in key else _unique_path(key, known_paths)
                 if dotted is None:
                     problems.append(f"{where}: a bare key must name exactly one known opts key; write it dotted "
@@ -162,6 +166,10 @@ def literal_value(text: str) -> Any:
     """An INI value as a Python literal (`'relu'`, `[64]`, `1e-4`), true/false as booleans, else the string."""
     text = text.strip()
     try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
         lowered = text.lower()
@@ -171,6 +179,6 @@ def literal_value(text: str) -> Any:
 
 
 def _unique_path(key: str, known_paths: list[str]) -> str | None:
-    matches = [p for p in known_paths if p.rsplit(".", 1)[-1] == key]
-    return matches[0] if len(matches) == 1 else None
+    matches = {p for p in known_paths if p.rsplit(".", 1)[-1] == key}
+    return matches.pop() if len(matches) == 1 else None
 

@@ -39,8 +39,8 @@ def layers_from_args(args: argparse.Namespace) -> list[tuple[str, dict]]:
     """The user's layers, lowest precedence first: defaults file, opts blob, --set items, --shard-id."""
     layers: list[tuple[str, dict]] = []
     if args.defaults_file:
-        known = [o.path for o in BUILTIN_OPTS]
-        layers.append((f"--defaults-file {args.defaults_file}", load_defaults_file(args.defaults_file, SECTIONS, known)))
+        layers.append((f"--defaults-file {args.defaults_file}",
+                       load_defaults_file(args.defaults_file, SECTIONS, known_paths)))
     if args.parameters_file:
         layers.append((args.parameters_file, load_blob_file(args.parameters_file)))
     else:
@@ -56,6 +56,12 @@ def layers_from_args(args: argparse.Namespace) -> list[tuple[str, dict]]:
     return layers
 
 
+def known_paths() -> list[str]:
+    """Every key a bare defaults-file key may name: the framework's and every registered component's."""
+    from playground.schema import component_declarations
+    return [o.path for o in BUILTIN_OPTS] + [d.path for d in component_declarations()]
+
+
 def prepare_run(args: argparse.Namespace) -> PreparedRun:
     layers = layers_from_args(args)
     name = os.path.splitext(os.path.basename(args.parameters_file))[0] if args.parameters_file else None
@@ -63,14 +69,14 @@ def prepare_run(args: argparse.Namespace) -> PreparedRun:
     if resume and args.run_dir:
         raise OptsError("--resume and --run-dir: give one (--resume finds the folder, --run-dir names it)")
     return prepare(layers, run_dir=args.run_dir, name=name, dry_run=getattr(args, "dry_run", False),
-                   resume=resume)
+                   resume=resume, strict=getattr(args, "strict", False))
 
 
 def prepare(layers: list[tuple[str, dict]], run_dir: str | None = None, name: str | None = None,
-            dry_run: bool = False, resume: bool = False) -> PreparedRun:
+            dry_run: bool = False, resume: bool = False, strict: bool = False) -> PreparedRun:
     """Validate `layers` and write the resolved opts into the run folder (created when missing, unless
-    `dry_run`); `resume` reuses the newest run folder of the same opts."""
-    resolved = resolve_opts(layers)
+    `dry_run`); `resume` reuses the newest run folder of the same opts; `strict` refuses undeclared keys."""
+    resolved = resolve_opts(layers, strict=strict)
     opts = resolved.opts
     if resume:
         run_dir = latest_run_dir(opts)

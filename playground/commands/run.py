@@ -21,6 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shard-id", type=int, metavar="N", help="this host's index when num_shards > 1")
     parser.add_argument("--run-dir", metavar="DIR",
                         help="the run folder (default runs/<name>-<timestamp>); reuse it to resume a run")
+    parser.add_argument("--strict", action="store_true",
+                        help="make every key that no component declares an error (else a warning outside the "
+                             "framework's own sections)")
     parser.add_argument("--resume", action="store_true",
                         help="resume the newest run folder under runs/ that has the same resolved opts")
     parser.add_argument("--dry-run", action="store_true",

@@ -186,3 +186,14 @@ def test_keep_limit_never_deletes_files_of_other_runs(tmp_path):
     assert saved(folder) == [f"model_checkpoint_epoch{n}.pt" for n in (1, 2, 3)]
     assert pointer(folder, "last") == "model_checkpoint_epoch3.pt"
     assert (folder / "ckpt.log").read_text().count("deleted model_checkpoint_epoch") == 2
+
+
+def test_exponential_keep_mode_keeps_checkpoints_at_growing_distances_and_never_the_protected_ones(tmp_path):
+    # Best by the highest test loss, so an early epoch stays best; epochs 9, 8, 6 and 4 are 0, 1, 3 and 5 back.
+    opts = quick_opts(9, ckpt_keep_mode="exponential", ckpt_save_best=True, ckpt_save_best_metric="test_loss",
+                      ckpt_save_best_mode="max")
+    run(opts, run_dir=str(tmp_path))
+    folder = tmp_path / "checkpoints"
+    best = pointer(folder, "best")
+    assert saved(folder) == sorted({best, *(f"model_checkpoint_epoch{e}.pt" for e in (4, 6, 8, 9))})
+    assert "ckpt_keep_mode exponential" in (folder / "ckpt.log").read_text()

@@ -129,11 +129,11 @@ def test_gpus_without_cuda_say_how_to_run_on_cpu():
 
 def test_unknown_key_is_kept_with_a_warning_naming_the_closest_key():
     opts = smoke()
-    opts["epoch_iter"]["bach_per_device"] = 8
+    opts["model_param"]["wieght_decay"] = 8
     opts["my_section"] = {"x": 1}
     resolved = resolve(("blob", opts))
-    assert resolved.opts["epoch_iter"]["bach_per_device"] == 8
-    assert any("opts.epoch_iter.bach_per_device: not a known key" in w and "epoch_iter.batch_per_device" in w
+    assert resolved.opts["model_param"]["wieght_decay"] == 8
+    assert any("opts.model_param.wieght_decay: not a known key" in w and "model_param.weight_decay" in w
                for w in resolved.warnings)
     assert any(w.startswith("opts.my_section: unknown section") for w in resolved.warnings)
 
@@ -198,3 +198,64 @@ def test_the_original_readme_blob_is_accepted_with_only_its_paths_and_devices_ch
     opts["input"].update(train_input_path=str(data / "train"), test_input_path=str(data / "test"))
     resolved = resolve(("blob", opts))          # every original component is registered
     assert resolved.opts["model_param"]["bn_init_gamma"] == 1e-323
+
+
+@pytest.mark.parametrize("path, closest", [("epoch_iter.num_epoch", "epoch_iter.num_epochs"),
+                                           ("distributed.num_cpu", "distributed.num_cpus"),
+                                           ("output.ckpt_keep_limt", "output.ckpt_keep_limit")])
+def test_an_unknown_key_in_a_section_the_framework_owns_is_an_error_naming_the_closest(path, closest):
+    opts = smoke()
+    section, key = path.split(".")
+    opts[section][key] = 1
+    problems = problems_of(("blob", opts))
+    assert any(p.startswith(f"opts.{path}: not a known key") and f"Did you mean {closest!r}?" in p for p in problems)
+
+
+def test_a_key_only_an_unused_component_declares_is_an_error_that_names_that_component():
+    opts = smoke()
+    opts["distributed"]["master_port"] = 29400      # read by rendezvous_tcp; smoke uses another rendezvous
+    problems = problems_of(("blob", opts))
+    assert any(p.startswith("opts.distributed.master_port: not a known key") and "read by rendezvous_tcp" in p
+               for p in problems)
+    opts["model"]["rendezvous_py"] = "rendezvous_tcp"
+    assert resolve(("blob", opts)).opts["distributed"]["master_port"] == 29400
+
+
+def test_strict_makes_any_undeclared_key_an_error():
+    opts = smoke()
+    opts["model_param"]["wieght_decay"] = 1
+    assert resolve(("blob", opts)).warnings
+    with pytest.raises(OptsError, match="opts.model_param.wieght_decay: not a known key"):
+        resolve_opts([("blob", opts)], check_devices=False, strict=True)
+
+
+def test_keys_with_no_effect_are_optional_and_noted_once_when_given():
+    opts = smoke()
+    for section, key in (("model_param", "max_concurrent_distributed_ops"),
+                         ("epoch_iter", "num_epochs_per_flow_schedule"), ("distributed", "first_cpu_id")):
+        opts[section].pop(key, None)
+    assert not [n for n in resolve(("blob", opts)).notes if "no effect" in n]
+    opts["distributed"]["first_cpu_id"] = 0
+    opts["epoch_iter"]["num_epochs_per_flow_schedule"] = 5
+    notes = [n for n in resolve(("blob", opts)).notes if "no effect" in n]
+    assert len(notes) == 1 and "distributed.first_cpu_id" in notes[0] and "num_epochs_per_flow_schedule" in notes[0]
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (DATA.parent.parent / "experiments").rglob("*.json")))
+def test_every_experiment_still_validates(name):
+    path = next((DATA.parent.parent / "experiments").rglob(name))
+    opts = json.loads(path.read_text())["opts"]
+    try:
+        resolve(("blob", opts))
+    except OptsError as err:   # the demo data may not be built here; every other problem is a regression
+        assert all(p.endswith("does not exist") for p in err.problems), err.problems
+
+
+def test_defaults_file_values_mean_what_they_mean_in_json_and_bare_keys_may_name_component_keys(tmp_path):
+    from playground.run_setup import known_paths
+    path = tmp_path / "defaults.ini"
+    path.write_text("[Global_Params]\npretrained_model = null\ncolor_jitter = true\nbase_learning_rate = 1e-3\n"
+                    "cnn_channels = [8, 16]\nsynthetic_train_size = 300\n")
+    layer = load_defaults_file(str(path), SECTIONS, known_paths)
+    assert layer == {"model_param": {"pretrained_model": None, "base_learning_rate": 0.001, "cnn_channels": [8, 16]},
+                     "input": {"color_jitter": True, "synthetic_train_size": 300}}
