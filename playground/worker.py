@@ -5,8 +5,10 @@ spawned process otherwise. Returns the trainer's result dict (rank 0) or None.
 """
 from __future__ import annotations
 
+import logging
 import os
 import signal
+from typing import Mapping
 
 import torch
 
@@ -57,10 +59,31 @@ def run_rank(local_rank: int, opts: dict, run_dir: str, topology: Topology,
             close_logging()
 
 
-def _configure_torch(opts: dict, topology: Topology) -> None:
-    if topology.device_type == "cpu" and topology.devices_per_host > 1:
+def thread_counts(opts: dict, topology: Topology, env: Mapping[str, str] | None = None) -> tuple[int | None, int | None]:
+    """(intra-op, inter-op) threads for each process; None leaves torch's choice. The opts win over CANDLE's
+    NUM_INTRA_THREADS / NUM_INTER_THREADS; CPU ranks on one host otherwise share its cores."""
+    env = os.environ if env is None else env
+    dist = opts["distributed"]
+    intra, inter = dist.get("num_intra_threads"), dist.get("num_inter_threads")
+    if intra is None and env.get("NUM_INTRA_THREADS", "").strip().isdigit():
+        intra = int(env["NUM_INTRA_THREADS"]) or None
+    if inter is None and env.get("NUM_INTER_THREADS", "").strip().isdigit():
+        inter = int(env["NUM_INTER_THREADS"]) or None
+    if intra is None and topology.device_type == "cpu" and topology.devices_per_host > 1:
         # CPU ranks share the host's cores instead of each starting one thread per core.
-        torch.set_num_threads(max(1, (os.cpu_count() or 1) // topology.devices_per_host))
+        intra = max(1, (os.cpu_count() or 1) // topology.devices_per_host)
+    return intra, inter
+
+
+def _configure_torch(opts: dict, topology: Topology) -> None:
+    intra, inter = thread_counts(opts, topology)
+    if intra is not None:
+        torch.set_num_threads(intra)
+    if inter is not None and torch.get_num_interop_threads() != inter:
+        try:
+            torch.set_num_interop_threads(inter)
+        except RuntimeError as err:   # torch allows it once, before any inter-op work (an in-process second run)
+            logging.getLogger("playground").warning("distributed.num_inter_threads %d not applied: %s", inter, err)
     if opts["model_param"]["deterministic"]:
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         torch.use_deterministic_algorithms(True)
