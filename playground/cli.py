@@ -22,8 +22,18 @@ COMMANDS = {
 }
 
 
+def version() -> str:
+    """The installed distribution's version (setup.cfg), without importing the package's heavy modules."""
+    from importlib.metadata import PackageNotFoundError, version as installed
+    try:
+        return installed("playground")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="playground", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module_name, help_text) in COMMANDS.items():
         module = importlib.import_module(f"playground.commands.{module_name}")
@@ -42,6 +52,7 @@ def run_main(argv: list[str] | None = None) -> int:
     """`python AnyExpOnTerm.py ARGS` is `playground run ARGS`."""
     from playground.commands import run
     parser = argparse.ArgumentParser(prog="AnyExpOnTerm.py", description=run.__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     run.add_arguments(parser)
     return int(run.main(parser.parse_args(sys.argv[1:] if argv is None else argv)) or 0)
 

@@ -107,6 +107,7 @@ def resolve_opts(layers: list[tuple[str, dict]], check_devices: bool = True, str
         _fill_and_check(opts, decl, origin, problems)
     meters = _resolve_meters(opts, problems)
     _check_rules(opts, origin, problems, check_devices)
+    _check_learning_rate(raw, components.get("model.optimizer_py"), problems)
     unknown_errors, unknown_warnings = _unknown_keys(raw, declarations, strict)
     problems.extend(unknown_errors)
     if not problems:
@@ -202,6 +203,17 @@ def _check_rules(opts: dict, origin: dict[str, str], problems: list[str], check_
     if check_devices:  # the launcher's checks; ranks re-resolve the same opts without repeating them
         _check_devices(dist, problems)
         _check_pretrained(opts, problems)
+
+
+def _check_learning_rate(raw: dict, optimizer: Component | None, problems: list[str]) -> None:
+    """The built-in base_learning_rate (0.1) suits the Caffe2 update rules and SGD; a torch optimizer either
+    declares its own default or the opts give one."""
+    if optimizer is None or _lookup(raw, "model_param.base_learning_rate")[0]:
+        return
+    if not any(d.path == "model_param.base_learning_rate" and d.default is not NO_DEFAULT
+               for d in declarations_of(optimizer)):
+        problems.append(f"opts.model_param.base_learning_rate: missing; the optimizer {optimizer.name} declares no "
+                        "default learning rate (0.1 suits SGD, not most others): set one")
 
 
 def _component_checks(opts: dict, components: dict[str, Component], meters: dict[str, Component],

@@ -4,8 +4,11 @@ from __future__ import annotations
 import torch
 
 from playground.lr_schedule import schedule_from_opts
+from playground.opt_types import Float
 
 additional_definitions = [
+    {"name": "model_param.base_learning_rate", "type": Float(0, exclusive_minimum=True), "default": 0.1,
+     "help": "SGD's starting rate."},
     {"name": "model_param.momentum", "type": float, "default": 0.9, "help": "SGD momentum."},
     {"name": "model_param.nesterov", "type": bool, "default": False, "help": "Use Nesterov momentum."},
 ]

@@ -29,3 +29,14 @@ def test_help_imports_none_of_the_heavy_libraries(script, argv):
     assert proc.returncode == 0, proc.stderr
     assert "usage:" in proc.stdout
     assert proc.stdout.strip().splitlines()[-1] == "imported:"
+
+
+def test_version_is_answered_by_both_entry_points(capsys):
+    from importlib.metadata import version
+
+    from playground.cli import main, run_main
+    for entry, name in ((main, "playground"), (run_main, "AnyExpOnTerm.py")):
+        with pytest.raises(SystemExit) as done:
+            entry(["--version"])
+        assert done.value.code == 0
+        assert capsys.readouterr().out.strip() == f"{name} {version('playground')}"

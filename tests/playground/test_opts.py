@@ -259,3 +259,17 @@ def test_defaults_file_values_mean_what_they_mean_in_json_and_bare_keys_may_name
     layer = load_defaults_file(str(path), SECTIONS, known_paths)
     assert layer == {"model_param": {"pretrained_model": None, "base_learning_rate": 0.001, "cnn_channels": [8, 16]},
                      "input": {"color_jitter": True, "synthetic_train_size": 300}}
+
+
+def test_an_optimizer_brings_its_own_default_learning_rate_or_the_opts_must_give_one(tmp_path, monkeypatch):
+    opts = smoke()
+    del opts["model_param"]["base_learning_rate"]
+    opts["model"]["optimizer_py"] = "adamw_optimizer"
+    assert resolve(("blob", opts)).opts["model_param"]["base_learning_rate"] == 1e-3
+    (tmp_path / "my_adam.py").write_text("def gen_optimizer_fun(self, model, dataset, is_train):\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    opts["model"]["optimizer_py"] = "my_adam"
+    assert any(p.startswith("opts.model_param.base_learning_rate: missing; the optimizer my_adam declares no default")
+               for p in problems_of(("blob", opts)))
+    opts["model_param"]["base_learning_rate"] = 3e-4
+    assert resolve(("blob", opts)).opts["model_param"]["base_learning_rate"] == 3e-4
