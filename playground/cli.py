@@ -39,13 +39,31 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(f"playground.commands.{module_name}")
         command = sub.add_parser(name, help=help_text, description=module.__doc__.splitlines()[0])
         module.add_arguments(command)
+        add_module_map_argument(command)
         command.set_defaults(_module=module)
     return parser
 
 
+def add_module_map_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--module-map", metavar="FILE",
+                        help="your own module map (a Python file with MODULE_MAP = {name: dotted module path}); "
+                             "also PLAYGROUND_MODULE_MAP, or a module_map.py beside --parameters-file")
+
+
+def _run(module, args: argparse.Namespace) -> int:
+    if args.module_map:
+        from playground.registry import ComponentError, use_module_map
+        try:
+            use_module_map(args.module_map)
+        except ComponentError as err:
+            print(f"playground: error: {err}", file=sys.stderr)
+            return 2
+    return int(module.main(args) or 0)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
-    return int(args._module.main(args) or 0)
+    return _run(args._module, args)
 
 
 def run_main(argv: list[str] | None = None) -> int:
@@ -54,7 +72,8 @@ def run_main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="AnyExpOnTerm.py", description=run.__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     run.add_arguments(parser)
-    return int(run.main(parser.parse_args(sys.argv[1:] if argv is None else argv)) or 0)
+    add_module_map_argument(parser)
+    return _run(run, parser.parse_args(sys.argv[1:] if argv is None else argv))
 
 
 if __name__ == "__main__":

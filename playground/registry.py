@@ -1,4 +1,10 @@
-"""Finds components: a public name from module_map.py, or any importable (dotted) module path.
+"""Finds components: a public name from a module map, or any importable (dotted) module path.
+
+Names come from, lowest precedence first: the project's module_map.py, installed packages that declare
+components in the `playground.components` entry-point group (`name = "package.module"`), and the user's own
+module map (a file with a MODULE_MAP dict, named by `--module-map FILE` or the PLAYGROUND_MODULE_MAP variable,
+or a module_map.py beside the opts file), whose folder is importable. The variable carries the choice to
+spawned ranks. Nobody edits the framework to add a component.
 
 A component is a plain module. Its kind is recognised by the functions it defines (KINDS), or for a meter by
 a class named like the last part of its name. Lookups that fail list the closest registered names. Modules
@@ -74,10 +80,50 @@ class Component:
                 if fn.__module__ == self.module.__name__ and not name.startswith("_")}
 
 
+ENV_MODULE_MAP = "PLAYGROUND_MODULE_MAP"
+ENTRY_POINT_GROUP = "playground.components"
+
+
+def use_module_map(path: str) -> None:
+    """Make the user's module map at `path` part of every lookup, here and in the processes started from here."""
+    if not os.path.isfile(path):
+        raise ComponentError(f"--module-map {path}: no such file")
+    os.environ[ENV_MODULE_MAP] = os.path.abspath(path)
+
+
 def module_map() -> dict[str, str]:
     """The registered table: public name -> dotted module path."""
     import module_map as table
-    return dict(table.MODULE_MAP)
+    merged = dict(table.MODULE_MAP)
+    merged.update(installed_components())
+    user = os.environ.get(ENV_MODULE_MAP)
+    if user:
+        merged.update(_user_module_map(user))
+    return merged
+
+
+def installed_components() -> dict[str, str]:
+    """Components that installed packages declare in the `playground.components` entry-point group."""
+    from importlib.metadata import entry_points
+    # "package.module:Class" names a meter class inside a module, which `resolve` writes with a dot
+    return {ep.name: ep.value.replace(":", ".") for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def _user_module_map(path: str) -> dict[str, str]:
+    import importlib.util
+    folder = os.path.dirname(os.path.abspath(path))
+    if folder not in sys.path:
+        sys.path.insert(0, folder)   # the user's components usually sit beside their map
+    spec = importlib.util.spec_from_file_location("_playground_user_module_map", path)
+    try:
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    except Exception as err:  # noqa: BLE001 - a user's file: any error is theirs to read
+        raise ComponentError(f"module map {path}: cannot load it: {type(err).__name__}: {err}") from None
+    table = getattr(module, "MODULE_MAP", None)
+    if not isinstance(table, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in table.items()):
+        raise ComponentError(f"module map {path}: expected MODULE_MAP = {{'name': 'dotted.module.path', ...}}")
+    return dict(table)
 
 
 def resolve(name: str, kind: str | None = None, where: str = "") -> Component:

@@ -63,6 +63,11 @@ def known_paths() -> list[str]:
 
 
 def prepare_run(args: argparse.Namespace) -> PreparedRun:
+    if args.parameters_file and not getattr(args, "module_map", None) and not os.environ.get("PLAYGROUND_MODULE_MAP"):
+        beside = os.path.join(os.path.dirname(os.path.abspath(args.parameters_file)), "module_map.py")
+        if os.path.isfile(beside):
+            from playground.registry import use_module_map
+            use_module_map(beside)
     layers = layers_from_args(args)
     name = os.path.splitext(os.path.basename(args.parameters_file))[0] if args.parameters_file else None
     resume = getattr(args, "resume", False)

@@ -6,19 +6,24 @@ registered component. Unknown keys stay allowed (components may read undeclared 
 from __future__ import annotations
 
 import json
+import sys
 from collections import defaultdict
 
 from playground.builtin_opts import BUILTIN_OPTS, IGNORED_KEYS, SECTIONS
 from playground.opt_decl import NO_DEFAULT, Need, Opt
 from playground.opts import declarations_of
-from playground.registry import module_map, resolve
+from playground.registry import ComponentError, module_map, resolve
 
 
 def component_declarations() -> list[Opt]:
-    """Every declaration made by a registered component, in module_map order."""
+    """Every declaration made by a registered component, in module_map order; an unimportable component is
+    reported on stderr and skipped."""
     out: list[Opt] = []
     for name in module_map():
-        out.extend(declarations_of(resolve(name)))
+        try:
+            out.extend(declarations_of(resolve(name)))
+        except ComponentError as err:
+            print(f"playground: warning: skipping component {name!r}: {err}", file=sys.stderr)
     return out
 
 

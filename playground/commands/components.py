@@ -1,4 +1,8 @@
-"""List every registered component: its name, kind and one-line description (from module_map.py)."""
+"""List every registered component: its name, kind and one-line description; unimportable ones are reported.
+
+Registered means: the project's module_map.py, installed packages' `playground.components` entry points, and
+the user's module map (--module-map FILE or PLAYGROUND_MODULE_MAP).
+"""
 from __future__ import annotations
 
 import argparse
@@ -9,10 +13,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from playground.registry import module_map, resolve
+    import sys
+
+    from playground.registry import ComponentError, module_map, resolve
     rows = []
     for name in module_map():
-        component = resolve(name)
+        try:
+            component = resolve(name)
+        except ComponentError as err:   # one broken entry must not hide the others
+            print(f"playground components: warning: {name}: {err}", file=sys.stderr)
+            continue
         kinds = component.kinds()
         if args.kind and args.kind not in kinds:
             continue

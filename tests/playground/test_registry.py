@@ -61,3 +61,94 @@ def test_a_module_that_fails_to_import_is_reported_with_its_error(tmp_path, monk
     monkeypatch.setattr(sys, "path", list(sys.path))
     with pytest.raises(ComponentError, match="broken_component.*failed to import.*not_a_real_dependency_xyz"):
         resolve("broken_component.x")
+
+
+LINEAR_FORWARD = '''
+"""{doc}"""
+import math
+from torch import nn
+from playground.model import input_shape
+additional_definitions = [{{"name": "model_param.{key}", "type": int, "default": 3, "help": "Unused width."}}]
+def gen_forward_pass_builder_fun(self, model, dataset, is_train):
+    features = math.prod(input_shape(dataset, self.opts))
+    return nn.Sequential(nn.Flatten(), nn.Linear(features, self.opts["input"]["num_classes"])), nn.CrossEntropyLoss()
+'''
+
+
+def _user_folder(tmp_path, *, broken: bool = False):
+    """A folder outside the repository with a user's forward pass and module map (and a broken entry)."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "linear_forward_of_mine.py").write_text(LINEAR_FORWARD.format(doc="A user's linear model.",
+                                                                           key="mine_width"))
+    entries = {"my_linear": "linear_forward_of_mine"}
+    if broken:
+        entries["my_broken"] = "module_that_does_not_exist_xyz"
+    (folder / "module_map.py").write_text(f"MODULE_MAP = {entries!r}\n")
+    return folder
+
+
+def test_a_module_map_beside_the_opts_names_the_users_components_for_a_run(tmp_path, monkeypatch, capsys):
+    import json
+
+    from playground.cli import main
+    from tests.conftest import tiny_opts
+    monkeypatch.setenv("PLAYGROUND_MODULE_MAP", "")     # unset, and restored after whatever the run sets
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    folder = _user_folder(tmp_path)
+    opts = tiny_opts(model={"forward_pass_py": "my_linear"})
+    (folder / "exp.json").write_text(json.dumps({"opts": opts}))
+    assert main(["run", "--parameters-file", str(folder / "exp.json"), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "my_linear  (" in out and "linear_forward_of_mine.py" in out
+    assert "model_param.mine_width" in out   # its declared key is known, with its default
+
+
+def test_components_and_schema_list_a_named_module_map_and_report_an_unimportable_entry(tmp_path, monkeypatch,
+                                                                                          capsys):
+    from playground.cli import main
+    monkeypatch.setenv("PLAYGROUND_MODULE_MAP", "")     # unset, and restored after whatever the run sets
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    folder = _user_folder(tmp_path, broken=True)
+    assert main(["components", "--module-map", str(folder / "module_map.py")]) == 0
+    out, err = capsys.readouterr()
+    assert "my_linear" in out and "A user's linear model." in out and "small_cnn_forward" in out
+    assert "my_broken" in err and "module_that_does_not_exist_xyz" in err
+    assert main(["schema", "--format", "markdown"]) == 0
+    out, err = capsys.readouterr()
+    assert "`mine_width`" in out and "my_broken" in err
+
+
+@pytest.mark.slow
+def test_an_installed_package_contributes_components_through_entry_points(tmp_path):
+    import json
+    import subprocess
+
+    from tests.conftest import REPO, run_cli, tiny_opts
+    package = tmp_path / "pkg"
+    (package / "pg_extra_components_test").mkdir(parents=True)
+    (package / "pg_extra_components_test" / "__init__.py").write_text("")
+    (package / "pg_extra_components_test" / "linear_forward.py").write_text(
+        LINEAR_FORWARD.format(doc="An installed package's linear model.", key="extra_width"))
+    (package / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n\n'
+        '[project]\nname = "pg-extra-components-test"\nversion = "0.0.1"\n\n'
+        '[project.entry-points."playground.components"]\n'
+        'extra_linear = "pg_extra_components_test.linear_forward"\n\n'
+        '[tool.setuptools]\npackages = ["pg_extra_components_test"]\n')
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run(pip + ["install", "--no-deps", "--no-build-isolation", "-e", str(package)], check=True,
+                   capture_output=True, timeout=300)
+    try:
+        listed = run_cli("components", script="playground.cli", cwd=tmp_path)
+        assert listed.returncode == 0, listed.stderr
+        assert any(line.startswith("extra_linear ") and "An installed package's linear model." in line
+                   for line in listed.stdout.splitlines()), listed.stdout
+        opts = tiny_opts(model={"forward_pass_py": "extra_linear"}, epoch_iter={"num_epochs": 1})
+        (tmp_path / "exp.json").write_text(json.dumps({"opts": opts}))
+        done = run_cli("--parameters-file", "exp.json", "--run-dir", "run", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert json.loads((tmp_path / "run" / "opts.json").read_text())["opts"]["model_param"]["extra_width"] == 3
+        assert "extra_linear" not in (REPO / "module_map.py").read_text()
+    finally:
+        subprocess.run(pip + ["uninstall", "-y", "pg-extra-components-test"], capture_output=True, timeout=300)
