@@ -173,13 +173,19 @@ class AnyOf(OptType):
 
 
 class ListOf(OptType):
-    def __init__(self, item: OptType, min_items: int = 0) -> None:
-        self.item, self.min_items = item, min_items
-        size = f" of at least {min_items} items" if min_items else ""
+    def __init__(self, item: OptType, min_items: int = 0, max_items: int | None = None) -> None:
+        self.item, self.min_items, self.max_items = item, min_items, max_items
+        if max_items is not None and max_items == min_items:
+            size = f" of {min_items} items"
+        elif max_items is not None:
+            size = f" of {min_items} to {max_items} items"
+        else:
+            size = f" of at least {min_items} items" if min_items else ""
         self.description = f"a list{size}, each item {item.description}"
 
     def check(self, value: Any) -> list:
-        if not isinstance(value, list) or len(value) < self.min_items:
+        if not isinstance(value, list) or len(value) < self.min_items or \
+                (self.max_items is not None and len(value) > self.max_items):
             raise OptTypeError(self.description)
         out = []
         for index, element in enumerate(value):
@@ -193,6 +199,8 @@ class ListOf(OptType):
         out: dict = {"type": "array", "items": self.item.schema()}
         if self.min_items:
             out["minItems"] = self.min_items
+        if self.max_items is not None:
+            out["maxItems"] = self.max_items
         return out
 
 

@@ -224,6 +224,8 @@ def _component_checks(opts: dict, components: dict[str, Component], meters: dict
         check = getattr(component.module, "validate_opts", None)
         if callable(check):
             problems.extend(check(opts) or [])
+    if not problems:
+        _check_data_size(opts, components.get("input.input_name_py"), problems)
     for index, metric in enumerate(opts["output"]["metrics"]):
         meter = meters.get(metric["name"])
         cls = meter.meter_class() if meter else None
@@ -259,18 +261,38 @@ def _check_metrics_and_plots(opts: dict, problems: list[str]) -> None:
         problems.append(f"opts.output.ckpt_save_best_metric: {best!r} is not a metric. {_closest(best, names)}")
 
 
+def _check_data_size(opts: dict, component: Component | None, problems: list[str]) -> None:
+    """A full-pass epoch (num_train_sample_per_epoch 0) needs at least one global batch of training records; an
+    input component that can count them cheaply says so with `dataset_sizes(opts) -> {"train": n, ...}`."""
+    sizes = getattr(component.module, "dataset_sizes", None) if component else None
+    if not callable(sizes) or opts["epoch_iter"]["num_train_sample_per_epoch"] != 0:
+        return
+    train = sizes(opts).get("train")
+    global_batch, how = _global_batch(opts)
+    if isinstance(train, int) and train < global_batch:
+        problems.append(f"opts.epoch_iter.batch_per_device: the global batch ({global_batch} = {how}) is larger than "
+                        f"the training set ({train} samples, from {component.name}); with num_train_sample_per_epoch "
+                        "0 (one full pass, the last partial batch dropped) an epoch would have no iteration")
+
+
+def _global_batch(opts: dict) -> tuple[int, str]:
+    dist = opts["distributed"]
+    devices = dist["num_gpus"] if dist["num_gpus"] > 0 else dist["num_cpus"]
+    return (opts["epoch_iter"]["batch_per_device"] * devices * dist["num_shards"],
+            f"batch_per_device x {devices} devices x {dist['num_shards']} shards")
+
+
 def _check_epoch_sizes(opts: dict, problems: list[str]) -> None:
     epoch_iter, dist = opts.get("epoch_iter", {}), opts.get("distributed", {})
     values = [epoch_iter.get("batch_per_device"), epoch_iter.get("num_train_sample_per_epoch"),
               dist.get("num_gpus"), dist.get("num_cpus"), dist.get("num_shards")]
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
         return  # already reported as missing or mistyped
-    devices = dist["num_gpus"] if dist["num_gpus"] > 0 else dist["num_cpus"]
-    global_batch = epoch_iter["batch_per_device"] * devices * dist["num_shards"]
+    global_batch, how = _global_batch(opts)
     samples = epoch_iter["num_train_sample_per_epoch"]
     if 0 < samples < global_batch:
         problems.append(f"opts.epoch_iter.num_train_sample_per_epoch: {samples} is smaller than the global batch "
-                        f"({global_batch} = batch_per_device x {devices} devices x {dist['num_shards']} shards)")
+                        f"({global_batch} = {how})")
 
 
 def _check_folder(opts: dict, path: str, problems: list[str]) -> None:

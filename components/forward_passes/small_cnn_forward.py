@@ -4,9 +4,10 @@ from __future__ import annotations
 from torch import nn
 
 from playground.model import input_shape
+from playground.opt_types import Int, ListOf
 
 additional_definitions = [
-    {"name": "model_param.cnn_channels", "type": list, "default": [16, 32],
+    {"name": "model_param.cnn_channels", "type": ListOf(Int(1), min_items=1), "default": [16, 32],
      "help": "Output channels of each conv-BN-ReLU block; each block after the first halves the resolution."},
 ]
 

@@ -58,6 +58,21 @@ def validate_opts(opts: dict) -> list[str]:
     return problems
 
 
+def dataset_sizes(opts: dict) -> dict[str, int]:
+    """Records per database, from its metadata (no image is read); called after validate_opts found them usable."""
+    from playground.data.db_records import DbRecords
+
+    sizes = {}
+    for split, key in (("train", "train_input_path"), ("test", "test_input_path")):
+        if opts["input"][key]:
+            records = DbRecords(opts["input"][key])
+            try:
+                sizes[split] = records.count
+            finally:
+                records.close()
+    return sizes
+
+
 def get_input_dataset(opts: dict) -> dict:
     """{"train": LmdbImageDataset, "test": LmdbImageDataset or None}."""
     i = opts["input"]

@@ -41,6 +41,11 @@ def make_split(opts: dict, size: int, salt: int) -> SyntheticDataset:
     return SyntheticDataset(means[labels] + noise, labels)
 
 
+def dataset_sizes(opts: dict) -> dict[str, int]:
+    """Samples per split, known before any process starts (the framework checks the batch against them)."""
+    return {"train": opts["input"]["synthetic_train_size"], "test": opts["input"]["synthetic_test_size"]}
+
+
 def get_input_dataset(opts: dict) -> dict:
     return {"train": make_split(opts, opts["input"]["synthetic_train_size"], salt=2),
             "test": make_split(opts, opts["input"]["synthetic_test_size"], salt=3)}

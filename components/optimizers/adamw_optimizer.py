@@ -4,12 +4,12 @@ from __future__ import annotations
 import torch
 
 from playground.lr_schedule import schedule_from_opts
-from playground.opt_types import Float
+from playground.opt_types import Float, ListOf
 
 additional_definitions = [
     {"name": "model_param.base_learning_rate", "type": Float(0, exclusive_minimum=True), "default": 1e-3,
      "help": "AdamW's usual starting rate (the framework's 0.1 suits SGD)."},
-    {"name": "model_param.adam_betas", "type": list, "default": [0.9, 0.999], "help": "AdamW betas (beta1, beta2)."},
+    {"name": "model_param.adam_betas", "type": ListOf(Float(0, 1, exclusive_maximum=True), 2, 2), "default": [0.9, 0.999], "help": "AdamW betas (beta1, beta2)."},
     {"name": "model_param.adam_eps", "type": float, "default": 1e-8, "help": "AdamW epsilon."},
 ]
 

@@ -273,3 +273,37 @@ def test_an_optimizer_brings_its_own_default_learning_rate_or_the_opts_must_give
                for p in problems_of(("blob", opts)))
     opts["model_param"]["base_learning_rate"] = 3e-4
     assert resolve(("blob", opts)).opts["model_param"]["base_learning_rate"] == 3e-4
+
+
+def test_items_of_list_typed_component_opts_are_checked_by_their_declared_type():
+    opts = smoke()
+    opts["model_param"]["cnn_channels"] = ["8x", 16]
+    assert any(p.startswith("opts.model_param.cnn_channels[0]: expected a positive integer, got") and '"8x"' in p
+               for p in problems_of(("blob", opts)))
+    opts["model"].update(forward_pass_py="mlp_forward", optimizer_py="adamw_optimizer")
+    opts["model_param"].update(mlp_hidden=[32, 0], adam_betas=[0.9])
+    problems = problems_of(("blob", opts))
+    assert any(p.startswith("opts.model_param.mlp_hidden[1]: expected a positive integer") for p in problems)
+    assert any(p.startswith("opts.model_param.adam_betas: expected a list of 2 items") for p in problems)
+
+
+def test_a_full_pass_epoch_smaller_than_the_global_batch_is_refused_when_the_input_knows_its_size():
+    opts = smoke()
+    opts["epoch_iter"].update(num_train_sample_per_epoch=0, batch_per_device=64)
+    opts["input"]["synthetic_train_size"] = 50
+    assert any(p.startswith("opts.epoch_iter.batch_per_device: the global batch (64 = batch_per_device x 1 devices")
+               and "training set (50 samples, from synthetic_input)" in p for p in problems_of(("blob", opts)))
+    opts["input"]["synthetic_train_size"] = 64
+    resolve(("blob", opts))
+
+
+def test_several_shards_meeting_through_the_environment_need_master_addr_before_launch(monkeypatch):
+    opts = smoke()
+    opts["model"]["rendezvous_py"] = "rendezvous_env"
+    opts["distributed"]["num_shards"] = 2
+    monkeypatch.delenv("MASTER_ADDR", raising=False)
+    monkeypatch.setenv("MASTER_PORT", "29500")
+    assert any(p.startswith("opts.model.rendezvous_py: rendezvous_env with distributed.num_shards 2 needs "
+                            "MASTER_ADDR in the environment") for p in problems_of(("blob", opts)))
+    monkeypatch.setenv("MASTER_ADDR", "node01")
+    resolve(("blob", opts))
