@@ -86,7 +86,8 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
     _o("model_param.reset_epoch", Bool(), True,
        help="With pretrained_model: start counting epochs from 0 (else continue from the file's epoch)."),
     _o("model_param.memonger", Bool(), need=M,
-       help="Save activation memory (activation checkpointing in components that support it).", by=NETS),
+       help="Save activation memory by activation checkpointing, in the networks that read it (below); "
+            "others, caffe2_resnet50_default_forward among them, train with full activation memory.", by=NETS),
     _o("model_param.cuda_nccl", Bool(), True, help="Use NCCL between GPU processes (else gloo)."),
     _o("model_param.combine_spatial_bn", Nullable(Bool()), need=N,
        help="Synchronise batch-norm statistics across ranks (SyncBatchNorm) when there is more than one."),

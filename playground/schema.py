@@ -9,7 +9,7 @@ import json
 import sys
 from collections import defaultdict
 
-from playground.builtin_opts import BUILTIN_OPTS, IGNORED_KEYS, SECTIONS
+from playground.builtin_opts import BUILTIN_OPTS, IGNORED_KEYS, INPUTS, NETS, SECTIONS, UPDATES
 from playground.opt_decl import NO_DEFAULT, Need, Opt
 from playground.opts import declarations_of
 from playground.registry import ComponentError, module_map, resolve
@@ -25,6 +25,19 @@ def component_declarations() -> list[Opt]:
         except ComponentError as err:
             print(f"playground: warning: skipping component {name!r}: {err}", file=sys.stderr)
     return out
+
+
+def framework_key_readers() -> dict[str, set[str]]:
+    """Framework key -> registered components that list it in their module-level `reads`."""
+    table: dict[str, set[str]] = defaultdict(set)
+    for name in module_map():
+        try:
+            component = resolve(name)
+        except ComponentError:
+            continue  # reported by component_declarations
+        for path in getattr(component.module, "reads", None) or []:
+            table[path].add(name)
+    return table
 
 
 def _by_path() -> dict[str, list[Opt]]:
@@ -67,10 +80,13 @@ def markdown() -> str:
         "and the `additional_definitions` of every registered component; `tests/playground/test_schema.py` fails",
         "when this file is stale. *Mandatory* keys must be present and not empty; *mandatory, nullable* keys must be",
         "present but may be `null` or `\"\"`. Keys nobody declares are kept (a component may read them) with a",
-        "warning naming the closest known key.",
+        "warning naming the closest known key; in `epoch_iter`, `distributed` and `output.ckpt_*` they are errors,",
+        "and `--strict` makes them errors everywhere. *Read by* names the components that read a key: those that",
+        "declare it, and those that list it in their module-level `reads`.",
     ]
     table = _by_path()
     builtin = set(id(o) for o in BUILTIN_OPTS)
+    named_readers = framework_key_readers()
     for section in SECTIONS:
         lines += ["", f"## {section}", "", "| key | type | default | need | read by | description |",
                   "|---|---|---|---|---|---|"]
@@ -80,7 +96,10 @@ def markdown() -> str:
             first = decls[0]
             defaults = [f"`{json.dumps(d.default)}`" + ("" if id(d) in builtin else f" ({d.readers[0]})")
                         for d in decls if d.default is not NO_DEFAULT]
-            readers = sorted({r for d in decls for r in d.readers})
+            readers = {r for d in decls for r in d.readers}
+            if named_readers.get(path):   # the components that read it, instead of "forward passes" and the like
+                readers = (readers - {INPUTS, NETS, UPDATES}) | named_readers[path]
+            readers = sorted(readers)
             help_text = " ".join(dict.fromkeys(d.help for d in decls if d.help)).replace("|", "\\|")
             if first.inert:
                 help_text = help_text or "Accepted; no effect."

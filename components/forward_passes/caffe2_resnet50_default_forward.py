@@ -3,9 +3,15 @@
 Fixes of the original: any class count (it hard-coded 1000), any input channel count (the stem convolution is
 rebuilt when samples do not have 3 channels), batch norm in eval mode for test batches (the trainer switches the
 shared network to eval there), and the loss reported as computed, not scaled by the device count. Adaptive
-pooling makes any image size work. `engine: "CUDNN"` turns on cuDNN autotuning.
+pooling makes any image size work. `engine: "CUDNN"` turns on cuDNN autotuning. Every batch norm takes
+`bn_epsilon` and `bn_momentum` (Caffe2's convention, converted to PyTorch's 1 - momentum); `custom_bn_init`
+sets the gamma of each bottleneck's last batch norm to `bn_init_gamma`. `memonger` is not supported by this
+network (it trains with full activation memory; explicit_resnet_forward honours it) and a run with it on says
+so once in its log.
 """
 from __future__ import annotations
+
+import logging
 
 import torch
 import torchvision
@@ -14,12 +20,32 @@ from torch import nn
 from playground.model import input_shape
 
 
+# Framework keys this component reads (docs/opts.md lists it as their reader).
+reads = ["input.num_classes",
+         "model_param.engine",
+         "model_param.bn_epsilon",
+         "model_param.bn_momentum",
+         "model_param.custom_bn_init",
+         "model_param.bn_init_gamma"]
+
 def gen_forward_pass_builder_fun(self, model, dataset, is_train):
     net = torchvision.models.resnet50(weights=None, num_classes=self.opts["input"]["num_classes"])
     channels = input_shape(dataset, self.opts)[0]
     if channels != 3:
         net.conv1 = nn.Conv2d(channels, 64, kernel_size=7, stride=2, padding=3, bias=False)
         nn.init.kaiming_normal_(net.conv1.weight, mode="fan_out", nonlinearity="relu")
-    if self.opts["model_param"]["engine"].upper() == "CUDNN":
+    p = self.opts["model_param"]
+    for module in net.modules():
+        if isinstance(module, nn.BatchNorm2d):
+            module.eps, module.momentum = p["bn_epsilon"], 1.0 - p["bn_momentum"]
+    if p["custom_bn_init"]:
+        with torch.no_grad():
+            for block in net.modules():
+                if isinstance(block, torchvision.models.resnet.Bottleneck):
+                    block.bn3.weight.fill_(p["bn_init_gamma"])
+    if p["memonger"]:
+        logging.getLogger("playground").info("model_param.memonger: not supported by caffe2_resnet50_default_forward "
+                                             "(no activation checkpointing); use explicit_resnet_forward for it")
+    if p["engine"].upper() == "CUDNN":
         torch.backends.cudnn.benchmark = True
     return net, nn.CrossEntropyLoss()

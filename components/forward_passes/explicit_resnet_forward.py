@@ -24,6 +24,16 @@ from playground.opt_types import Int, ListOf
 # (Its 200 was (3, 32, 36, 3) too; here 200 is the published (3, 24, 36, 3), see docs/resnet.md.)
 ORIGINAL_LAYOUTS = {264: (3, 64, 36, 3), 284: (3, 32, 64, 3)}
 
+# Framework keys this component reads (docs/opts.md lists it as their reader).
+reads = ["input.num_classes",
+         "model_param.engine",
+         "model_param.bn_epsilon",
+         "model_param.bn_momentum",
+         "model_param.custom_bn_init",
+         "model_param.bn_init_gamma",
+         "model_param.memonger",
+         "model_param.num_layer"]
+
 additional_definitions = [
     {"name": "model_param.stem", "type": str, "choices": list(STEMS), "default": "imagenet",
      "help": 'ResNet stem: "imagenet" (7x7 stride-2 conv and 3x3 max-pool) or "small" (3x3 stride-1 conv, no '

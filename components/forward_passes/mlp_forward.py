@@ -8,6 +8,9 @@ from torch import nn
 from playground.model import input_shape
 from playground.opt_types import Int, ListOf
 
+# Framework keys this component reads (docs/opts.md lists it as their reader).
+reads = ["input.num_classes"]
+
 additional_definitions = [
     {"name": "model_param.mlp_hidden", "type": ListOf(Int(1)), "default": [256], "help": "Widths of the hidden layers."},
     {"name": "model_param.dropout", "type": float, "default": 0.0, "help": "Dropout after each hidden layer."},

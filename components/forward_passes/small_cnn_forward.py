@@ -6,6 +6,9 @@ from torch import nn
 from playground.model import input_shape
 from playground.opt_types import Int, ListOf
 
+# Framework keys this component reads (docs/opts.md lists it as their reader).
+reads = ["input.num_classes", "model_param.bn_epsilon", "model_param.bn_momentum"]
+
 additional_definitions = [
     {"name": "model_param.cnn_channels", "type": ListOf(Int(1), min_items=1), "default": [16, 32],
      "help": "Output channels of each conv-BN-ReLU block; each block after the first halves the resolution."},

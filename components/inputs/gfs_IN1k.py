@@ -13,6 +13,16 @@ from __future__ import annotations
 from playground.data.image_batch import IMAGENET_MEAN, IMAGENET_STD
 from playground.opt_types import Float, ListOf
 
+# Framework keys this component reads (docs/opts.md lists it as their reader).
+reads = ["input.train_input_path",
+         "input.test_input_path",
+         "input.imsize",
+         "input.loadsize",
+         "input.num_classes",
+         "input.scale_jitter_type",
+         "input.color_jitter",
+         "input.color_lighting"]
+
 additional_definitions = [
     {"name": "input.channels", "type": int, "choices": [1, 3], "default": 3,
      "help": "Channels the network takes: 3 (RGB; gray images are repeated) or 1 (gray; colour is converted)."},

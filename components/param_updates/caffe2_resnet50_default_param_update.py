@@ -10,6 +10,9 @@ import torch
 
 from playground.lr_schedule import schedule_from_opts
 
+# Framework keys this component reads (docs/opts.md lists it as their reader).
+reads = ["model_param.base_learning_rate", "model_param.lr_scale_by_batch", "model_param.warmup_epochs"]
+
 WEIGHT_DECAY = 1e-4
 
 

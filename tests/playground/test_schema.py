@@ -40,3 +40,11 @@ def test_component_declared_keys_appear_in_the_schema():
 def test_docs_opts_md_is_up_to_date():
     on_disk = (REPO / "docs" / "opts.md").read_text()
     assert on_disk == markdown(), "docs/opts.md is stale: run `playground schema --format markdown > docs/opts.md`"
+
+
+def test_the_opts_reference_names_the_components_that_read_a_framework_key():
+    rows = {line.split("|")[1].strip(): line for line in markdown().splitlines() if line.startswith("| `")}
+    assert "caffe2_resnet50_default_forward" in rows["`bn_epsilon`"].split("|")[5]
+    assert "caffe2_resnet50_default_forward" not in rows["`memonger`"].split("|")[5]
+    assert "explicit_resnet_forward" in rows["`memonger`"].split("|")[5]
+    assert "forward passes" not in rows["`bn_momentum`"]

@@ -29,3 +29,15 @@ def test_grayscale_inputs_get_a_one_channel_stem():
     net, _ = build(channels=1, classes=3)
     assert net.conv1.in_channels == 1 and net.conv1.out_channels == 64
     assert net.eval()(torch.randn(1, 1, 16, 16)).shape == (1, 3)
+
+
+def test_batch_norm_keys_of_the_readme_blob_are_honoured():
+    opts = resnet_opts(input={"num_classes": 3}, model={"forward_pass_py": "caffe2_resnet50_default_forward"},
+                       model_param={"bn_epsilon": 1e-3, "bn_momentum": 0.95, "custom_bn_init": True,
+                                    "bn_init_gamma": 0.25})
+    net, _ = gen_forward_pass_builder_fun(trainer_stub(opts), None, [(torch.zeros(3, 16, 16), 0)], True)
+    norms = [m for m in net.modules() if isinstance(m, nn.BatchNorm2d)]
+    assert norms and all(m.eps == 1e-3 and abs(m.momentum - 0.05) < 1e-12 for m in norms)
+    assert all(torch.all(block.bn3.weight == 0.25) for block in net.modules()
+               if isinstance(block, torchvision.models.resnet.Bottleneck))
+    assert torch.all(net.bn1.weight == 1.0)
