@@ -87,6 +87,8 @@ class AnyExp:
         else:
             raise TypeError("get_input_dataset(opts) must return (train, test) or {'train': ..., 'test': ...}, "
                             f"got {type(datasets).__name__}")
+        self.opts["input"]["datasets"] = [describe_dataset(split, d) for split, d in
+                                          (("train", self.train_dataset), ("test", self.test_dataset))]
         if self.opts["input"]["num_classes"] is None:
             found = getattr(self.train_dataset, "num_classes", None) or getattr(self.test_dataset, "num_classes", None)
             if not found:
@@ -336,3 +338,19 @@ def _network_and_loss(built: Any) -> tuple[torch.nn.Module, Any]:
         return built
     raise TypeError("gen_forward_pass_builder_fun must return (network: torch.nn.Module, loss_fn), "
                     f"got {type(built).__name__}")
+
+
+def describe_dataset(split: str, dataset: Any) -> dict:
+    """What opts.input.datasets holds for one dataset the input component returned: JSON-able facts about it
+    (the opts are written as JSON), not the object."""
+    kind = type(dataset)
+    out: dict = {"split": split, "type": None if dataset is None else f"{kind.__module__}.{kind.__qualname__}"}
+    try:
+        out["size"] = len(dataset) if dataset is not None else 0
+    except TypeError:
+        out["size"] = None     # an iterable dataset of unknown length
+    for name in ("sample_shape", "num_classes"):
+        value = getattr(dataset, name, None)
+        if isinstance(value, (int, tuple, list)):
+            out[name] = list(value) if isinstance(value, (tuple, list)) else value
+    return out

@@ -156,3 +156,21 @@ def test_run_folder_holds_opts_log_metrics_results_plots_and_checkpoints(tmp_pat
     assert (folder / "checkpoints" / "model_checkpoint_epoch1.pt").is_file()
     assert result["model"] == str(folder / "checkpoints" / "model_checkpoint_epoch2.pt")
     assert "epoch 2.00 (end of epoch)" in (folder / "train.log").read_text()
+
+
+def test_opts_input_datasets_describes_what_the_input_component_returned(tmp_path, monkeypatch):
+    import json as _json
+
+    from playground.api import run as run_opts
+    from tests.conftest import tiny_opts as _tiny
+    (tmp_path / "record_datasets.py").write_text(
+        "import json, os\n"
+        "def fun_per_epoch_b4RunNet(self, epoch):\n"
+        "    with open(os.path.join(self.run_dir, 'datasets.json'), 'w') as f:\n"
+        "        json.dump(self.opts['input']['datasets'], f)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    opts = _tiny(model={"additional_override_py": "record_datasets"}, epoch_iter={"num_epochs": 1})
+    run_opts(opts, run_dir=str(tmp_path / "run"))
+    described = _json.loads((tmp_path / "run" / "datasets.json").read_text())
+    assert [(d["split"], d["size"]) for d in described] == [("train", 128), ("test", 40)]
+    assert described[0]["type"] == "components.inputs.synthetic_input.SyntheticDataset"
