@@ -67,6 +67,8 @@ def claim_rank(store: dist.Store, rank: int, world_size: int, timeout_s: float) 
     rank (a launcher that numbers ranks wrongly) make every process fail at once, naming both claimants, instead
     of the survivors waiting out the collective timeout."""
     me = f"{socket.gethostname()} pid {os.getpid()}"
+    # torchrun's workers of a restarted attempt may share a store with the previous attempt's
+    store = dist.PrefixStore(f"playground/restart{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}/", store)
     claimants = store.add(f"playground/rank{rank}/claims", 1)
     if claimants == 1:
         store.set(f"playground/rank{rank}/who", me)
