@@ -43,6 +43,11 @@ class LRSchedule:
         raise ValueError(f"unknown lr_policy {self.policy!r}")
 
 
+# The opts keys schedule_from_opts reads (a component that calls it lists them in its `reads`).
+SCHEDULE_KEYS = ("model_param.lr_policy", "model_param.lr_step_epochs", "model_param.lr_gamma",
+                 "model_param.warmup_epochs", "model_param.lr_scale_by_batch")
+
+
 def schedule_from_opts(opts: dict, global_batch: int, **overrides) -> LRSchedule:
     """The schedule the opts describe; `overrides` replace fields (e.g. a component's fixed policy)."""
     p = opts["model_param"]

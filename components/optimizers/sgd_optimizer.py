@@ -3,16 +3,11 @@ from __future__ import annotations
 
 import torch
 
-from playground.lr_schedule import schedule_from_opts
+from playground.lr_schedule import SCHEDULE_KEYS, schedule_from_opts
 from playground.opt_types import Float
 
 # Framework keys this component reads (docs/opts.md lists it as their reader).
-reads = ["model_param.weight_decay",
-         "model_param.lr_policy",
-         "model_param.lr_step_epochs",
-         "model_param.lr_gamma",
-         "model_param.warmup_epochs",
-         "model_param.lr_scale_by_batch"]
+reads = ["model_param.weight_decay", *SCHEDULE_KEYS]
 
 additional_definitions = [
     {"name": "model_param.base_learning_rate", "type": Float(0, exclusive_minimum=True), "default": 0.1,

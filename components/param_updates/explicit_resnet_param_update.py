@@ -11,20 +11,13 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from playground.lr_schedule import schedule_from_opts
+from playground.lr_schedule import SCHEDULE_KEYS, schedule_from_opts
 
 _NORMALISATION = (nn.modules.batchnorm._BatchNorm, nn.GroupNorm, nn.LayerNorm)
 
 
 # Framework keys this component reads (docs/opts.md lists it as their reader).
-reads = ["model_param.base_learning_rate",
-         "model_param.weight_decay",
-         "model_param.weight_decay_bn",
-         "model_param.lr_policy",
-         "model_param.lr_step_epochs",
-         "model_param.lr_gamma",
-         "model_param.warmup_epochs",
-         "model_param.lr_scale_by_batch"]
+reads = ["model_param.base_learning_rate", "model_param.weight_decay", "model_param.weight_decay_bn", *SCHEDULE_KEYS]
 
 def gen_param_update_builder_fun(self, model, dataset, is_train):
     p = self.opts["model_param"]
