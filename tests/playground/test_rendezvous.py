@@ -14,6 +14,7 @@ from tests.conftest import tiny_opts
 def resolved(**sections) -> dict:
     opts = tiny_opts(**sections)
     opts["distributed"]["num_shards"] = 2
+    opts["model"]["rendezvous_py"] = "rendezvous_tcp"   # several hosts on rendezvous_env need MASTER_ADDR set
     return resolve_opts([("test", opts)]).opts
 
 

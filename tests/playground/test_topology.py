@@ -10,6 +10,7 @@ def opts(**distributed) -> dict:
     raw = tiny_opts()
     raw["distributed"].update(distributed)
     raw["epoch_iter"]["num_train_sample_per_epoch"] = 1024
+    raw["model"]["rendezvous_py"] = "rendezvous_tcp"   # several hosts on rendezvous_env need MASTER_ADDR set
     return resolve_opts([("test", raw)], check_devices=False).opts
 
 
