@@ -163,7 +163,8 @@ def _copy(value: Any) -> Any:
 
 
 def literal_value(text: str) -> Any:
-    """An INI value as a Python literal (`'relu'`, `[64]`, `1e-4`), true/false as booleans, else the string."""
+    """An INI value as JSON (`null`, `true`, `[64]`, `1e-4`, as with --set), else a Python literal (`'relu'`,
+    `None`), true/false in any case as booleans, else the plain string."""
     text = text.strip()
     try:
         return json.loads(text)
