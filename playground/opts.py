@@ -202,7 +202,6 @@ def _check_rules(opts: dict, origin: dict[str, str], problems: list[str], check_
     _check_folder(opts, "output.checkpoint_folder", problems)
     if check_devices:  # the launcher's checks; ranks re-resolve the same opts without repeating them
         _check_devices(dist, problems)
-        _check_pretrained(opts, problems)
 
 
 def _check_learning_rate(raw: dict, optimizer: Component | None, problems: list[str]) -> None:
@@ -307,13 +306,6 @@ def _check_folder(opts: dict, path: str, problems: list[str]) -> None:
         problems.append(f"opts.{path}: cannot create {folder}: {probe} is a file, not a folder")
     elif not os.access(probe, os.W_OK):
         problems.append(f"opts.{path}: cannot write to {probe} (permission denied)")
-
-
-def _check_pretrained(opts: dict, problems: list[str]) -> None:
-    path = _get(opts, "model_param.pretrained_model")
-    if isinstance(path, str) and path:
-        from playground.pretrained import check_pretrained_file  # imports torch: only when a file is named
-        problems.extend(check_pretrained_file(path))
 
 
 def _check_devices(dist: dict, problems: list[str]) -> None:

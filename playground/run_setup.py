@@ -87,6 +87,7 @@ def prepare(layers: list[tuple[str, dict]], run_dir: str | None = None, name: st
         run_dir = latest_run_dir(opts)
     run_dir = os.path.abspath(run_dir or default_run_dir(name or opts["model"]["model_name_py"]))
     plan = make_plan(resolved, run_dir)
+    _check_pretrained(opts, plan.checkpoint_folder)
     opts_file = os.path.join(run_dir, "opts.json")
     if plan.topology.shard_id == 0 and not dry_run:
         try:
@@ -95,6 +96,21 @@ def prepare(layers: list[tuple[str, dict]], run_dir: str | None = None, name: st
         except OSError as err:
             raise OptsError(f"--run-dir {run_dir}: cannot write the resolved opts there: {err.strerror}") from None
     return PreparedRun(resolved=resolved, run_dir=run_dir, opts_file=opts_file, plan=plan)
+
+
+def _check_pretrained(opts: dict, checkpoint_folder: str) -> None:
+    """The pretrained_model file must be usable, unless the run resumes from its own checkpoint instead (then the
+    file is not read, and may be gone)."""
+    path = opts["model_param"]["pretrained_model"]
+    if not path:
+        return
+    from playground.checkpoint_files import read_pointer   # both import torch: only when a file is named
+    from playground.pretrained import check_pretrained_file
+    if opts["output"]["ckpt_restart_mode"] != "off" and read_pointer(checkpoint_folder, "last") is not None:
+        return
+    problems = check_pretrained_file(path)
+    if problems:
+        raise OptsError(problems)
 
 
 def default_run_dir(name: str) -> str:

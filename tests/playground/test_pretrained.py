@@ -74,12 +74,27 @@ def test_a_file_with_no_matching_tensor_is_an_error_naming_both_sides(tmp_path):
 
 
 def test_a_missing_refused_or_weightless_pretrained_file_is_an_opts_error_before_launch(tmp_path):
-    from playground.opts import resolve_opts
     from playground.opts_layers import OptsError
+    from playground.run_setup import prepare
     torch.save({"hook": logging.getLogger}, tmp_path / "refused.pt")   # a global weights_only refuses
     torch.save({"epoch": 3}, tmp_path / "empty.pt")
     for name, message in (("missing.pt", "does not exist"), ("refused.pt", "weights_only=True"),
                           ("empty.pt", "holds no state dict")):
         opts = tiny_opts(model_param={"pretrained_model": str(tmp_path / name)})
         with pytest.raises(OptsError, match=f"opts.model_param.pretrained_model: .*{message}"):
-            resolve_opts([("test", opts)])
+            prepare([("test", opts)], run_dir=str(tmp_path / "run"))
+
+
+def test_a_run_that_resumes_from_its_own_checkpoint_does_not_need_the_pretrained_file_any_more(tmp_path):
+    from playground.checkpoint_files import set_pointer
+    from playground.opts_layers import OptsError
+    from playground.run_setup import prepare
+    opts = tiny_opts(model_param={"pretrained_model": str(tmp_path / "deleted-since.pt")})
+    folder = tmp_path / "run" / "checkpoints"
+    folder.mkdir(parents=True)
+    (folder / "model_checkpoint_epoch1.pt").write_bytes(b"its own checkpoint")
+    set_pointer(str(folder), "last", str(folder / "model_checkpoint_epoch1.pt"))
+    prepare([("test", opts)], run_dir=str(tmp_path / "run"))    # resumes: the pretrained file is not read
+    opts["output"]["ckpt_restart_mode"] = "off"                  # starts afresh: the file must be there
+    with pytest.raises(OptsError, match="does not exist"):
+        prepare([("test", opts)], run_dir=str(tmp_path / "run"))
