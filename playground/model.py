@@ -35,7 +35,12 @@ class Model:
 def build_network(model: Model, net: nn.Module, loss_fn: Callable, ctx: RunContext, sync_bn: bool) -> None:
     """Place the network on this rank's device and, with several ranks, wrap it for data parallelism."""
     if ctx.world_size > 1 and sync_bn:
-        net = nn.SyncBatchNorm.convert_sync_batchnorm(net)
+        # torch's SyncBatchNorm runs only on CUDA; CPU ranks (gloo) combine statistics with our own
+        if ctx.device.type == "cuda":
+            net = nn.SyncBatchNorm.convert_sync_batchnorm(net)
+        else:
+            from playground.cpu_sync_batch_norm import convert_cpu_sync_batchnorm
+            net = convert_cpu_sync_batchnorm(net)
     net = net.to(ctx.device)
     net.train(model.is_train)
     model.module, model.loss_fn = net, loss_fn
