@@ -29,6 +29,7 @@ from playground import checkpoint as ckpt
 from playground import distributed as dist_utils
 from playground.batch_stream import build_test_stream, build_train_stream
 from playground.data_forms import as_stream_source
+from playground.earlier_outputs import set_aside_earlier_outputs
 from playground.metrics_book import MetricsBook
 from playground.model import Model, build_network, build_update_rule
 from playground.outputs import RunOutputs
@@ -135,6 +136,8 @@ class AnyExp:
         """Resume from this run's last good checkpoint (policy), else load pretrained_model weights if given."""
         if self.checkpointer.restore():
             return
+        if self.ctx.is_writer:
+            set_aside_earlier_outputs(self.run_dir)
         path = self.opts["model_param"]["pretrained_model"]
         model = self.train_model or self.test_model
         if not path or model is None or model.module is None:

@@ -169,3 +169,16 @@ def test_a_full_disk_fails_the_run_clearly_and_leaves_every_earlier_checkpoint_i
     assert code == 0, output
     assert_same_training_state(run_folder.checkpoint(), reference.checkpoint())
     assert_same_records(run_folder, reference)
+
+
+def test_restart_mode_off_in_a_finished_folder_writes_only_its_own_points_and_keeps_the_earlier_ones(tmp_path):
+    run(quick_opts(2), run_dir=str(tmp_path))
+    earlier_lines = (tmp_path / "metrics.jsonl").read_text()
+    earlier_results = (tmp_path / "results.json").read_text()
+    run(quick_opts(1, ckpt_restart_mode="off"), run_dir=str(tmp_path))
+    now = without_timings(tmp_path)
+    assert [r["index"] for r in now] == list(range(len(now))) and now[-1]["epoch"] == 0
+    assert json.loads((tmp_path / "results.json").read_text())["records"] == len(now)
+    [aside] = (tmp_path / "earlier").iterdir()          # the earlier run's files, intact, under a clear name
+    assert (aside / "metrics.jsonl").read_text() == earlier_lines
+    assert (aside / "results.json").read_text() == earlier_results

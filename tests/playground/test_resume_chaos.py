@@ -91,6 +91,12 @@ def test_a_kill_at_each_step_of_a_checkpoint_write_loses_nothing(tmp_path, unint
     opts = checkpoint_opts()
     opts["output"].update(ckpt_every_n_iters=3, ckpt_keep_limit=2)
     run = RunFolder(tmp_path, "steps", opts)
+    # killed after two record points and before the first checkpoint: the next session starts afresh and its
+    # metrics.jsonl must hold only its own points (the killed session's lines are kept aside)
+    code, output = run.run("--set", "output.ckpt_every_n_iters=0",
+                           env={"PLAYGROUND_TEST_KILL_AFTER": "playground.progress.format_record:2"})
+    assert code == -9 and len(run.records()) == 2, output
+    assert not (run.dir / "checkpoints" / "last").exists()
     for step in WRITE_STEPS:
         code, output = run.run(env={"PLAYGROUND_TEST_KILL_AFTER": step})
         assert code == -9, f"{step}: the session was not killed (exit {code}):\n{output}"
@@ -99,4 +105,5 @@ def test_a_kill_at_each_step_of_a_checkpoint_write_loses_nothing(tmp_path, unint
     assert code == 0, output
     assert_same_training_state(run.checkpoint(), reference.run.checkpoint())
     assert_same_records(run, reference.run)
+    assert len((run.dir / "earlier").iterdir().__next__().joinpath("metrics.jsonl").read_text().splitlines()) == 2
     assert not glob.glob(str(run.dir / "checkpoints" / ".*.tmp"))
