@@ -279,13 +279,19 @@ class AnyExp:
         iters, secs = self._interval_iters, self._interval_train_secs
         throughput = (iters * self.total_batch_size / secs, secs / iters) if iters and secs > 0 else (None, None)
         record = self.book.record(
-            kind=kind, epoch=epoch, epoch_iter=iters_done, iteration=self.global_iter,
+            kind=kind, epoch=epoch, epoch_iter=iters_done, iteration=self.global_iter, samples=self._samples_seen(),
             epochs=epoch + iters_done / max(1, self.epoch_iterations), samples_per_sec=throughput[0],
             secs_per_train=throughput[1], lr=self.lr, wall_time=self._wall_time(),
             reduce=dist_utils.all_reduce_sum if self.world_size > 1 else None)
         self._interval_iters, self._interval_train_secs = 0, 0.0
         self.outputs.append_record(record)
         self.progress.record(record)
+
+    def _samples_seen(self) -> int:
+        """Training samples so far, counted in global batches of the session that trained them (monotone)."""
+        last = self.book.records[-1] if self.book.records else {}
+        since, done = last.get("iteration", 0), last.get("samples", last.get("iteration", 0) * self.total_batch_size)
+        return int(done + (self.global_iter - since) * self.total_batch_size)
 
     def _has_test(self) -> bool:
         return self.test_model is not None and self.test_model.batches is not None and self.test_model.module is not None

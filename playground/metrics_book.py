@@ -38,7 +38,7 @@ class MetricsBook:
             for meter in meters:
                 meter.Add(blobs)
 
-    def record(self, *, kind: str, epoch: int, epoch_iter: int, iteration: int, epochs: float,
+    def record(self, *, kind: str, epoch: int, epoch_iter: int, iteration: int, samples: int, epochs: float,
                samples_per_sec: float | None, secs_per_train: float | None, lr: float | None, wall_time: float,
                reduce: Callable[[torch.Tensor], torch.Tensor] | None) -> dict:
         if reduce is not None:
@@ -50,7 +50,7 @@ class MetricsBook:
             values[name] = None if value is None else float(value)
             meter.Reset()
         record = {"index": len(self.records), "kind": kind, "epoch": epoch, "epoch_iter": epoch_iter,
-                  "iteration": iteration, "epochs": epochs, "samples_per_sec": samples_per_sec,
+                  "iteration": iteration, "samples": samples, "epochs": epochs, "samples_per_sec": samples_per_sec,
                   "secs_per_train": secs_per_train, "lr": lr, "wall_time": wall_time, **values}
         self._append(record)
         return record

@@ -42,7 +42,7 @@ class RunOutputs:
         if self._tensorboard is not None:
             step = record["iteration"]
             for key, value in record.items():
-                if key not in ("index", "kind", "epoch", "epoch_iter", "iteration") and isinstance(value, (int, float)):
+                if key not in ("index", "kind", "epoch", "epoch_iter", "iteration", "samples") and isinstance(value, (int, float)):
                     self._tensorboard.add_scalar(key, value, step)
             self._tensorboard.flush()
 

@@ -59,7 +59,7 @@ class Progress:
 
 
 def format_record(record: dict) -> str:
-    skip = {"index", "kind", "epoch", "epoch_iter", "iteration", "epochs", "samples_per_sec", "secs_per_train",
+    skip = {"index", "kind", "epoch", "epoch_iter", "iteration", "samples", "epochs", "samples_per_sec", "secs_per_train",
             "wall_time", "lr"}
     parts = [f"epoch {record['epochs']:.2f}", f"iter {record['iteration']}"]
     if record["kind"] == "epoch":

@@ -174,3 +174,10 @@ def test_opts_input_datasets_describes_what_the_input_component_returned(tmp_pat
     described = _json.loads((tmp_path / "run" / "datasets.json").read_text())
     assert [(d["split"], d["size"]) for d in described] == [("train", 128), ("test", 40)]
     assert described[0]["type"] == "components.inputs.synthetic_input.SyntheticDataset"
+
+
+def test_every_record_counts_the_training_samples_seen_so_far(tmp_path):
+    run(tiny_opts(), run_dir=str(tmp_path / "run"))
+    records = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["samples"] for r in records] == [r["iteration"] * 16 for r in records]
+    assert [r["samples"] for r in records] == sorted(r["samples"] for r in records) and records[-1]["samples"] == 128
