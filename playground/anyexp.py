@@ -208,7 +208,7 @@ class AnyExp:
     def createMetricsPlotsModelsOutputs(self) -> None:
         self.metrics_output = self.book.lists()
         self.model_output = self.model_path
-        self.outputs.draw_plots(self.plotsIngredients, self.metrics_output)
+        self.outputs.draw_plots(self.plotsIngredients, self.metrics_output, self.book)
 
     def assembleAllOutputs(self) -> dict:
         return {"model": self.model_output, "metrics": self.metrics_output}

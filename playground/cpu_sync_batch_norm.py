@@ -11,7 +11,6 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 from torch import nn
-from torch.distributed.nn.functional import all_reduce
 from torch.nn.modules.batchnorm import _BatchNorm
 
 
@@ -31,7 +30,7 @@ class CpuSyncBatchNorm(_BatchNorm):
         # float64 sums: the variance as E[x^2] - E[x]^2 then keeps float32 accuracy
         wide = input.double()
         count = wide.new_full((1,), input.numel() / channels)
-        total = all_reduce(torch.cat([wide.sum(dims), (wide * wide).sum(dims), count]))
+        total = _AllReduceSum.apply(torch.cat([wide.sum(dims), (wide * wide).sum(dims), count]))
         n = total[-1]
         mean = total[:channels] / n
         var = (total[channels:2 * channels] / n - mean * mean).clamp_min(0.0)
@@ -51,6 +50,22 @@ class CpuSyncBatchNorm(_BatchNorm):
         unbiased = var * (n / max(n - 1.0, 1.0))   # the running variance is unbiased, as in nn.BatchNorm
         self.running_mean.mul_(1 - momentum).add_(mean.to(self.running_mean.dtype), alpha=momentum)
         self.running_var.mul_(1 - momentum).add_(unbiased.to(self.running_var.dtype), alpha=momentum)
+
+
+class _AllReduceSum(torch.autograd.Function):
+    """Sum over ranks; its gradient is the sum over ranks of the gradients (each rank's loss uses the total)."""
+
+    @staticmethod
+    def forward(ctx: object, tensor: torch.Tensor) -> torch.Tensor:
+        total = tensor.clone()
+        dist.all_reduce(total)
+        return total
+
+    @staticmethod
+    def backward(ctx: object, grad: torch.Tensor) -> torch.Tensor:
+        total = grad.contiguous().clone()
+        dist.all_reduce(total)
+        return total
 
 
 def convert_cpu_sync_batchnorm(module: nn.Module) -> nn.Module:

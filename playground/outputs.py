@@ -55,10 +55,14 @@ class RunOutputs:
             for record in records:
                 handle.write(json.dumps(record) + "\n")
 
-    def draw_plots(self, specs: list[dict], lists: dict) -> list[str]:
+    def draw_plots(self, specs: list[dict], lists: dict, book: Any = None) -> list[str]:
+        """One PNG per spec; with the book, test metrics tell interval points from full test passes."""
         if not self.enabled:
             return []
-        return [draw_runs(spec, [("", lists)], os.path.join(self.run_dir, plot_filename(i, spec)))
+        if book is not None:
+            lists = dict(lists, kind=[record["kind"] for record in book.records])
+        tests = {name for name, entry in book.metrics.items() if not entry["is_train"]} if book is not None else set()
+        return [draw_runs(spec, [("", lists)], os.path.join(self.run_dir, plot_filename(i, spec)), tests)
                 for i, spec in enumerate(specs)]
 
     def write_results(self, result: dict, book: Any, wall_time: float) -> None:
@@ -76,10 +80,15 @@ class RunOutputs:
 
 
 def best_values(book: Any) -> dict[str, dict]:
-    """Best value of each test metric (min for names with 'loss'/'error', else max) and where it was."""
+    """Best value of each test metric (min for names with 'loss'/'error', else max) and where it was.
+
+    Only full test passes (record kind "epoch") count: an interval point measures num_test_iter batches only.
+    """
     best = {}
+    full = {i for i, record in enumerate(book.records) if record.get("kind") == "epoch"}
     for name, entry in book.metrics.items():
-        point = None if entry["is_train"] else best_point(name, entry["output"])
+        full_passes = [v if i in full else None for i, v in enumerate(entry["output"])]
+        point = None if entry["is_train"] else best_point(name, full_passes)
         if point is not None:
             best[name] = {"value": point[0], "index": point[1], "epochs": book.record_epochs[point[1]]}
     return best

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from typing import Sequence
+from typing import Any, Collection, Sequence
 
 
 def plot_filename(index: int, spec: dict) -> str:
@@ -17,8 +17,12 @@ def plot_filename(index: int, spec: dict) -> str:
     return f"plot{index}_{slug}.png"
 
 
-def draw_runs(spec: dict, runs: Sequence[tuple[str, dict]], path: str) -> str:
-    """Draw `spec` for every (label, metrics lists) in `runs` into `path`; return the path."""
+def draw_runs(spec: dict, runs: Sequence[tuple[str, dict]], path: str, test_metrics: Collection[str] = ()) -> str:
+    """Draw `spec` for every (label, metrics lists) in `runs` into `path`; return the path.
+
+    When the lists hold each point's `kind`, a test metric in `test_metrics` is drawn twice: its full test passes
+    (kind "epoch") as a line with markers, its interval points (a few test batches each) as small faint dots.
+    """
     import matplotlib
     matplotlib.use("Agg", force=True)
     from matplotlib import pyplot as plt
@@ -28,11 +32,15 @@ def draw_runs(spec: dict, runs: Sequence[tuple[str, dict]], path: str) -> str:
     try:
         for label, lists in runs:
             xs = lists.get(x_name, [])
+            kinds = lists.get("kind") or [None] * len(xs)
             for y_name in spec["ys"]:
-                points = [(x, y) for x, y in zip(xs, lists.get(y_name, [])) if _finite(x) and _finite(y)]
+                points = [(x, y, k) for x, y, k in zip(xs, lists.get(y_name, []), kinds) if _finite(x) and _finite(y)]
                 if not points:
                     continue
                 name = f"{label}: {y_name}" if len(runs) > 1 else y_name
+                if y_name in test_metrics and any(k == "epoch" for _, _, k in points):
+                    _draw_test_series(axes, points, name)
+                    continue
                 axes.plot([p[0] for p in points], [p[1] for p in points], marker="." if len(points) < 50 else None,
                           label=name)
         axes.set_xlabel(spec.get("x_title") or x_name)
@@ -46,6 +54,15 @@ def draw_runs(spec: dict, runs: Sequence[tuple[str, dict]], path: str) -> str:
     finally:
         plt.close(figure)
     return path
+
+
+def _draw_test_series(axes: Any, points: list[tuple], name: str) -> None:
+    full = [(x, y) for x, y, kind in points if kind == "epoch"]
+    line = axes.plot([p[0] for p in full], [p[1] for p in full], marker="o", label=f"{name} (full test pass)")[0]
+    interval = [(x, y) for x, y, kind in points if kind != "epoch"]
+    if interval:
+        axes.plot([p[0] for p in interval], [p[1] for p in interval], linestyle="none", marker=".", markersize=4,
+                  alpha=0.35, color=line.get_color(), label=f"{name} (interval: a few test batches)")
 
 
 def _finite(value: object) -> bool:

@@ -22,10 +22,21 @@ class RunRecords:
 
     @property
     def lists(self) -> dict[str, list]:
-        """The original index-aligned lists: epochs, samples_per_sec, secs_per_train, one per metric."""
+        """The original index-aligned lists (epochs, samples_per_sec, secs_per_train, one per metric), each
+        point's kind, and every other series recorded in metrics.jsonl (lr, samples, wall_time, ...)."""
         names = [m["name"] for m in self.opts.get("output", {}).get("metrics", [])]
-        keys = ["epochs", "samples_per_sec", "secs_per_train", *names]
+        keys = ["epochs", "samples_per_sec", "secs_per_train", "kind", *names]
+        keys += [k for k in dict.fromkeys(k for r in self.records for k in r) if k not in keys]
         return {key: [r.get(key) for r in self.records] for key in keys}
+
+    def series(self) -> list[str]:
+        """Names that have at least one numeric value: what `playground plot --ys` can draw."""
+        return [k for k, values in self.lists.items()
+                if k != "index" and any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)]
+
+    @property
+    def test_metrics(self) -> set[str]:
+        return {m["name"] for m in self.opts.get("output", {}).get("metrics", []) if not m.get("is_train", True)}
 
 
 def read_run(folder: str) -> RunRecords:

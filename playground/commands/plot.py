@@ -14,7 +14,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run folders (holding opts.json and metrics.jsonl)")
     parser.add_argument("--out", metavar="DIR",
                         help="where the PNG files go (default: the run folder for one run, ./playground-plots for several)")
-    parser.add_argument("--ys", nargs="+", metavar="METRIC", help="plot these metrics against epochs instead")
+    parser.add_argument("--ys", nargs="+", metavar="SERIES",
+                        help="plot these series of metrics.jsonl (metrics, lr, samples_per_sec, ...) against epochs instead")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -26,6 +27,11 @@ def main(args: argparse.Namespace) -> int:
     except RunRecordsError as err:
         print(f"playground plot: error: {err}", file=sys.stderr)
         return 2
+    if args.ys:
+        problem = unknown_series(args.ys, runs)
+        if problem:
+            print(f"playground plot: error: {problem}", file=sys.stderr)
+            return 2
     specs = [{"x": "", "x_title": "epochs", "ys": args.ys, "y_title": ", ".join(args.ys)}] if args.ys else runs[0].plots
     if not specs:
         print("playground plot: error: the first run's opts have no output.plots; name metrics with --ys",
@@ -34,6 +40,21 @@ def main(args: argparse.Namespace) -> int:
     out = args.out or (args.run_dirs[0] if len(runs) == 1 else "playground-plots")
     labels = [os.path.basename(os.path.normpath(folder)) for folder in args.run_dirs]
     for index, spec in enumerate(specs):
-        path = draw_runs(spec, list(zip(labels, (r.lists for r in runs))), os.path.join(out, plot_filename(index, spec)))
+        tests = set().union(*(r.test_metrics for r in runs))
+        path = draw_runs(spec, list(zip(labels, (r.lists for r in runs))), os.path.join(out, plot_filename(index, spec)),
+                         tests)
         print(path)
     return 0
+
+
+def unknown_series(names: list[str], runs: list) -> str | None:
+    """A message for the first name that no run has values for, with the closest recorded names; else None."""
+    import difflib
+    recorded = list(dict.fromkeys(name for run in runs for name in run.series()))
+    for name in names:
+        if name not in recorded:
+            close = difflib.get_close_matches(name, recorded, n=3, cutoff=0.4)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            return (f"--ys {name}: no values recorded under that name in metrics.jsonl{hint} "
+                    f"(recorded series: {', '.join(recorded)})")
+    return None
