@@ -25,6 +25,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
 from torch.utils.data.dataloader import default_collate
 
+from playground.data_errors import worker_error
 from playground.data_forms import IterableSource
 from playground.iterable_shards import RankShard
 from playground.run_context import RunContext
@@ -147,9 +148,20 @@ class BatchStream:
         if self._iterator is None:
             self.sampler.start_batch = self.position
             self._iterator = iter(self.loader)
-        batch = next(self._iterator)
+        batch = self._take()
         self.position += 1
         return self._unpack(batch)
+
+    def _take(self) -> Any:
+        """The next batch; a loader worker's error stops the workers now (they ignore SIGTERM, so left running
+        they would hold the process at exit) and comes back as the worker raised it."""
+        try:
+            return next(self._iterator)
+        except StopIteration:
+            raise
+        except Exception as err:
+            self.close()
+            raise worker_error(err) from None
 
     def _unpack(self, batch: Any) -> Any:
         if isinstance(batch, (tuple, list)) and len(batch) == 3 and isinstance(batch[2], int):
@@ -163,6 +175,10 @@ class BatchStream:
         Persistent workers left to the garbage collection of a reference cycle (the trainer's) do not hear the
         stop request (its queue may be cleared first) and each costs a 5 s join timeout.
         """
+        for iterator in (self._iterator, getattr(self, "_saved", None)):
+            stop = getattr(iterator, "_shutdown_workers", None)
+            if stop is not None:
+                stop()
         self._iterator = self.loader = None
 
     def state_dict(self) -> dict:
@@ -193,12 +209,12 @@ class TestStream(BatchStream):
         self._in_full_pass = False
 
     def close(self) -> None:
-        self._saved = self.full_loader = None
         super().close()
+        self._saved = self.full_loader = None
 
     def next(self) -> Any:
         if self._in_full_pass:
-            return self._unpack(next(self._iterator))
+            return self._unpack(self._take())
         if self.loader is None:
             raise RuntimeError("no record-point test batches: epoch_iter.num_test_iter is 0")
         return super().next()

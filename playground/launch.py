@@ -18,6 +18,7 @@ import time
 import traceback
 
 from playground.checkpoint_files import CheckpointError
+from playground.data_errors import DataError
 from playground.data_forms import DataFormError
 from playground.opts_layers import OptsError
 from playground.preemption import EXIT_PREEMPTED, Preempted
@@ -27,7 +28,8 @@ from playground.registry import ComponentError
 from playground.rendezvous import RendezvousError
 from playground.topology import Topology
 
-USER_ERRORS = (OptsError, ComponentError, CheckpointError, PretrainedError, RendezvousError, DataFormError)
+USER_ERRORS = (OptsError, ComponentError, CheckpointError, PretrainedError, RendezvousError, DataFormError,
+               DataError)
 GRACE_SECONDS = 5.0
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import lmdb
 import numpy as np
 
+from playground.data_errors import DataError
 from playground.data.caffe_datum import datum_to_record, parse_datum
 from playground.data.record_format import (META_KEY, ImageRecord, RecordError, is_playground_record, record_key,
                                            unpack_meta, unpack_record)
@@ -28,7 +29,7 @@ class DatabaseError(ValueError):
     """A path is not a readable image LMDB; the message names the path and says what to do."""
 
 
-class RecordReadError(ValueError):
+class RecordReadError(DataError):
     """One record could not be read or decoded; the message names the database and the key."""
 
 

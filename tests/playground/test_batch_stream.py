@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import itertools
+import json
 import subprocess
 import sys
 
+import pytest
+
 from playground.batch_stream import ShardSampler, TrainSampler
-from tests.conftest import REPO
+from tests.conftest import REPO, run_cli
 
 
 def take(sampler, count):
@@ -83,3 +86,44 @@ def test_a_stream_left_open_does_not_hang_the_exit():
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "leaving without close()" in proc.stdout
+
+
+def test_a_corrupt_record_read_by_a_loader_worker_ends_the_run_promptly_with_its_message_alone(tmp_path):
+    from playground.data.record_format import ImageRecord, pack_record, record_key
+    from tests.components.inputs.test_gfs_IN1k import image_opts
+    from tests.image_lmdbs import corrupt_record, make_image_lmdb
+    db = make_image_lmdb(tmp_path, classes=2, per_class=12)
+    corrupt_record(db, record_key(3), pack_record(ImageRecord(label=0, payload=b"\x89PNG\r\n\x1a\n cut")))
+    (tmp_path / "opts.json").write_text(json.dumps({"opts": image_opts(str(db), decode_threads=2)}))
+    proc = run_cli("--parameters-file", str(tmp_path / "opts.json"), "--run-dir", str(tmp_path / "run"), timeout=90)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (f"playground: error: {db}: record '0000000003': OpenCV could not "
+                                                     "decode the 12-byte image (not a JPEG, PNG or other supported "
+                                                     "image file, or truncated)")
+    assert "Traceback" not in proc.stderr
+
+
+def test_any_error_inside_a_loader_worker_comes_back_as_the_worker_raised_it(tmp_path):
+    import torch
+    from torch.utils.data import DataLoader
+
+    from playground.batch_stream import BatchStream
+
+    class Failing(torch.utils.data.Dataset):
+        def __len__(self):
+            return 8
+
+        def __getitem__(self, index):
+            if index == 5:
+                raise KeyError(f"sample {index} is missing")
+            return torch.zeros(2), 0
+    stream = BatchStream(DataLoader(Failing(), batch_size=2, num_workers=1, persistent_workers=True),
+                         TrainSamplerStub(), torch.device("cpu"))
+    stream.next(), stream.next()
+    with pytest.raises(KeyError) as caught:
+        stream.next()
+    assert str(caught.value) == "'sample 5 is missing'" and stream.loader is None   # workers stopped at once
+
+
+class TrainSamplerStub:
+    start_batch = 0
