@@ -103,4 +103,5 @@ def _dataset(opts: dict, path: str, is_train: bool):
                        scale_jitter_type=i["scale_jitter_type"], mirror=i["mirror"], color_jitter=i["color_jitter"],
                        color_lighting=i["color_lighting"])
     return LmdbImageDataset(path, spec, channels=i["channels"], mean=i["mean"], std=i["std"],
-                            seed=opts["model_param"]["seed"], bad_record=i["bad_record"])
+                            seed=opts["model_param"]["seed"], bad_record=i["bad_record"],
+                            label_limit=i["num_classes"])

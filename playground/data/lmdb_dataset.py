@@ -30,15 +30,21 @@ from playground.data.record_format import RecordError
 BAD_RECORD_CHOICES = ("error", "skip")
 
 
+class LabelError(RecordReadError):
+    """A record's label does not fit input.num_classes: the opts or the database are wrong, whatever bad_record."""
+
+
 class LmdbImageDataset(Dataset):
     """Images and labels of the LMDB at `path`, augmented per `spec`, with `channels` (1 or 3) channels."""
 
     def __init__(self, path: str, spec: AugmentSpec, channels: int = 3, mean: Sequence[float] = IMAGENET_MEAN,
-                 std: Sequence[float] = IMAGENET_STD, seed: int = 0, bad_record: str = "error") -> None:
+                 std: Sequence[float] = IMAGENET_STD, seed: int = 0, bad_record: str = "error",
+                 label_limit: int | None = None) -> None:
         if bad_record not in BAD_RECORD_CHOICES:
             raise ValueError(f"bad_record must be one of {BAD_RECORD_CHOICES}, got {bad_record!r}")
         self.records = DbRecords(path)
         self.path, self.spec, self.channels, self.seed, self.bad_record = path, spec, channels, seed, bad_record
+        self.label_limit = label_limit   # input.num_classes: a label at or above it is an error (never skipped)
         self.collate_fn = ImageBatcher(channels, mean, std)
         self._process = -1
         single_threaded_opencv()
@@ -71,17 +77,27 @@ class LmdbImageDataset(Dataset):
             self._enter_process()
         try:
             record = self.records.read(index)
+            self._check_label(index, record.label)
             pixels = decode_pixels(record, self.channels)
             rng = sample_rng(self.seed, data_pass, index) if self.spec.is_train else None
             return ImageSample(augment(pixels, self.spec, rng), record.label)
         except (RecordError, cv2.error) as err:
             failure = RecordReadError(f"{self.path}: record {self.records.key(index).decode(errors='replace')!r}: "
                                       f"{str(err).strip()}")
+        except LabelError:
+            raise
         except RecordReadError as err:
             failure = err
         if self.bad_record == "skip":
             return SkippedRecord(str(failure))
         raise failure
+
+    def _check_label(self, index: int, label: int) -> None:
+        if self.label_limit is not None and not 0 <= label < self.label_limit:
+            key = self.records.key(index).decode(errors="replace")
+            raise LabelError(f"{self.path}: record {index} (key {key!r}) has label {label}, outside input.num_classes "
+                             f"({self.label_limit}; labels are 0 to {self.label_limit - 1}): set input.num_classes to "
+                             "the database's class count")
 
     def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
         """(CxHxW float32 normalised image, label) as in data pass 0; a bad record always raises here."""

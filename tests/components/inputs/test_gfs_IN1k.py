@@ -74,3 +74,12 @@ def test_paths_and_settings_are_checked_before_anything_starts(tmp_path):
         with pytest.raises(OptsError) as caught:
             prepare_opts(opts, run_dir=str(tmp_path / "never"))
         assert message in str(caught.value)
+
+
+def test_a_caffe_label_outside_num_classes_names_database_record_and_key(tmp_path):
+    from playground.data.lmdb_dataset import LabelError
+    db = write_caffe_lmdb(tmp_path / "caffe", caffe_datums(classes=3, per_class=4))
+    opts = image_opts(str(db), num_classes=2, bad_record="skip")   # a wrong class count is never skipped
+    with pytest.raises(LabelError, match=rf"^{db}: record \d+ \(key '[^']+'\) has label 2, outside input.num_classes "
+                                         r"\(2; labels are 0 to 1\)"):
+        run(opts, run_dir=str(tmp_path / "run"))
