@@ -4,9 +4,11 @@ A meter is a class in a registered module, constructed as `Meter(opts=opts, **me
 called after every train step (train meters) or test batch (test meters) with the outputs of that forward pass;
 `Compute()` at a record point gives the value over everything added since the last `Reset()`.
 
-Subclass `Meter` and keep your state in `self.total` and `self.count` (or override `sums`/`load_sums`) so
-that the framework can add the state of all ranks before `Compute`: a metric is then exact over the whole
-global batch, never an average of per-rank averages. A meter without `sums` is computed on each rank alone.
+Subclass `Meter` and keep your state in `self.total` and `self.count` (tensors of any shape), or define
+`state()` / `load_state()` for any named tensors (playground/meter_state.py), so that the framework can add the
+state of all ranks before `Compute` and checkpoint it: a metric is then exact over the whole global batch,
+never an average of per-rank averages. Older meters with `sums()`/`load_sums()` keep working. A meter with
+neither is computed on each rank alone. The contract, with an example, is in docs/components.md ("Meters").
 """
 from __future__ import annotations
 
@@ -58,8 +60,21 @@ class Meter:
         count = float(self.count)
         return float(self.total) / count if count else None
 
+    def state(self) -> dict[str, torch.Tensor]:
+        """`total` and `count`, of any shape, added across ranks (an older subclass's own sums() is kept)."""
+        if type(self).sums is not Meter.sums:
+            return {"sums": self.sums()}
+        return {"total": torch.as_tensor(self.total, dtype=torch.float64).detach().cpu(),
+                "count": torch.as_tensor(self.count, dtype=torch.float64).detach().cpu()}
+
+    def load_state(self, state: dict[str, torch.Tensor]) -> None:
+        if "sums" in state:
+            self.load_sums(state["sums"])
+        else:
+            self.total, self.count = state["total"].clone(), state["count"].clone()
+
     def sums(self) -> torch.Tensor:
-        """The state that adds across ranks, as a float64 vector."""
+        """The older interface: the state that adds across ranks, as a float64 vector (scalar total and count)."""
         return torch.stack([torch.as_tensor(self.total, dtype=torch.float64).cpu(),
                             torch.as_tensor(self.count, dtype=torch.float64).cpu()])
 

@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 import torch
 
+from playground.meter_state import get_state, has_state, reduce_states, set_state
 from playground.meters import Blobs
 
 
@@ -65,14 +66,16 @@ class MetricsBook:
         """The record points so far; meter sums since the last point are per rank (`meter_sums`), saved apart."""
         return {"records": list(self.records), "prior_wall_time": self.prior_wall_time}
 
-    def meter_sums(self) -> dict[str, torch.Tensor]:
-        """This rank's meter state since the last record point; each rank has its own until the point reduces it."""
-        return {name: e["calculator"].sums() for name, e in self.metrics.items() if hasattr(e["calculator"], "sums")}
+    def meter_sums(self) -> dict[str, dict[str, torch.Tensor]]:
+        """This rank's meter states since the last record point (see meter_state.py); each rank has its own
+        until the point reduces them."""
+        states = {name: get_state(e["calculator"]) for name, e in self.metrics.items()}
+        return {name: state for name, state in states.items() if state is not None}
 
-    def load_meter_sums(self, sums: dict[str, torch.Tensor]) -> None:
-        for name, value in sums.items():
+    def load_meter_sums(self, states: dict[str, Any]) -> None:
+        for name, state in states.items():
             if name in self.metrics:
-                self.metrics[name]["calculator"].load_sums(value)
+                set_state(self.metrics[name]["calculator"], state)
 
     def load_state_dict(self, state: dict, wall_time_at_save: float) -> None:
         for lst in (self.record_epochs, self.samples_per_sec, self.secs_per_train, self.records):
@@ -92,18 +95,16 @@ class MetricsBook:
             entry["output"].append(record.get(name))
 
     def _reduce(self, reduce: Callable[[torch.Tensor], torch.Tensor]) -> None:
-        reducible = [(n, e["calculator"]) for n, e in self.metrics.items() if hasattr(e["calculator"], "sums")]
         for name, entry in self.metrics.items():
-            if not hasattr(entry["calculator"], "sums") and name not in self._warned:
+            if not has_state(entry["calculator"]) and name not in self._warned:
                 self._warned.add(name)
                 logging.getLogger("playground").warning(
-                    "metric %s: its meter has no sums()/load_sums(), so each rank computes it alone "
-                    "(subclass playground.meters.Meter to reduce it across ranks)", name)
-        if not reducible:
-            return
-        parts = [meter.sums() for _, meter in reducible]
-        total = reduce(torch.cat(parts))
-        offset = 0
-        for (_, meter), part in zip(reducible, parts):
-            meter.load_sums(total[offset:offset + part.numel()])
-            offset += part.numel()
+                    "metric %s: its meter has no state()/load_state(), so each rank computes it alone "
+                    "(see 'Meters' in docs/components.md to reduce it across ranks)", name)
+
+        def by_op(tensor: torch.Tensor, op: str) -> torch.Tensor:
+            if op == "sum":
+                return reduce(tensor)
+            from playground.distributed import all_reduce_max
+            return all_reduce_max(tensor) if op == "max" else -all_reduce_max(-tensor)
+        reduce_states([e["calculator"] for e in self.metrics.values()], by_op)

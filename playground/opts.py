@@ -234,6 +234,9 @@ def _component_checks(opts: dict, components: dict[str, Component], meters: dict
             cls(opts=opts, **metric["meter_kargs"])
         except (TypeError, ValueError) as err:
             problems.append(f"opts.output.metrics[{index}].meter_kargs: {metric['meter_py']} refused them: {err}")
+        except Exception as err:  # noqa: BLE001 - a user's meter may raise anything while being built
+            problems.append(f"opts.output.metrics[{index}]: {metric['meter_py']} raised {type(err).__name__} while "
+                            f"being built with meter_kargs {metric['meter_kargs']}: {err}")
 
 
 def _check_metrics_and_plots(opts: dict, problems: list[str]) -> None:
