@@ -82,5 +82,14 @@ class Meter:
         self.total, self.count = sums[0].clone(), sums[1].clone()
 
 
+class MeanTrainingLoss(Meter):
+    """The mean training loss per sample: what a run with no output.metrics still logs (as train_loss)."""
+
+    def Add(self, blobs: Blobs) -> None:
+        n = batch_size_of(blobs["label"])
+        self.total = self.total + blobs["loss"].double() * n
+        self.count = self.count + n
+
+
 def batch_size_of(label: Any) -> int:
     return int(label.shape[0]) if hasattr(label, "shape") and label.dim() > 0 else 1

@@ -12,7 +12,7 @@ from typing import Any, Callable
 import torch
 
 from playground.meter_state import get_state, has_state, reduce_states, set_state
-from playground.meters import Blobs
+from playground.meters import Blobs, MeanTrainingLoss
 
 
 class MetricsBook:
@@ -27,6 +27,9 @@ class MetricsBook:
         self._warned: set[str] = set()
 
     def create_meters(self, opts: dict, classes: dict[str, type]) -> None:
+        if not opts["output"]["metrics"]:   # nothing declared: the training loss is still worth seeing
+            self.metrics["train_loss"] = {"calculator": MeanTrainingLoss(opts), "output": [], "is_train": True}
+            self._phase[True].append(self.metrics["train_loss"]["calculator"])
         for metric in opts["output"]["metrics"]:
             meter = classes[metric["name"]](opts=opts, **metric["meter_kargs"])
             self.metrics[metric["name"]] = {"calculator": meter, "output": [], "is_train": metric["is_train"]}

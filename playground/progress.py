@@ -1,9 +1,11 @@
-"""Terminal progress on rank 0: a tqdm bar (epoch, iteration, loss, samples/s) on a terminal, else one log line
-per record point. `output.progress` forces bar, log or none.
+"""Terminal progress on rank 0: a tqdm bar (epoch, iteration, loss, samples/s) on a terminal, with a line for
+each end of epoch (full test pass), else one log line per record point. `output.progress` forces bar, log or
+none.
 """
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from typing import Any
 
@@ -11,8 +13,17 @@ records_log = logging.getLogger("playground.records")
 
 
 def wants_bar(opts: dict, rank: int) -> bool:
+    """A bar on rank 0 when asked, or (auto) on a terminal that reports its width: one that reports zero columns
+    (some consoles, IDE panes) would get a torn bar, so it gets plain log lines."""
     mode = opts["output"]["progress"]
-    return rank == 0 and (mode == "bar" or (mode == "auto" and sys.stderr.isatty()))
+    return rank == 0 and (mode == "bar" or (mode == "auto" and sys.stderr.isatty() and _columns() > 0))
+
+
+def _columns() -> int:
+    try:
+        return os.get_terminal_size(sys.stderr.fileno()).columns
+    except (OSError, ValueError):
+        return 0
 
 
 class Progress:
@@ -21,8 +32,9 @@ class Progress:
         self.use_bar = self.enabled and wants_bar(opts, ctx.rank)
         self.num_epochs = opts["epoch_iter"]["num_epochs"]
         self.total = iterations_per_epoch
-        self.loss_name = next((m["name"] for m in opts["output"]["metrics"] if m["is_train"] and "loss" in m["name"]),
-                              None)
+        declared = opts["output"]["metrics"]
+        self.loss_name = next((m["name"] for m in declared if m["is_train"] and "loss" in m["name"]),
+                              None if declared else "train_loss")   # with none declared the book measures it
         self._bar: Any = None
         self._epoch: int | None = None
 
@@ -37,6 +49,8 @@ class Progress:
         if not self.enabled:
             return
         records_log.info(format_record(record))
+        if self._bar is not None and record["kind"] == "epoch":   # each full test pass stays on screen as a line
+            self._bar.write(format_record(record), file=sys.stderr)
         if self._bar is not None:
             postfix = {}
             if self.loss_name and record.get(self.loss_name) is not None:
