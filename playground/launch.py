@@ -109,16 +109,17 @@ def _spawn(prepared) -> int:
 
     previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
-        exits = _wait_for_ranks(context.processes)
+        exits, stopped = _wait_for_ranks(context.processes)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    return _outcome(exits, context.processes, topology)
+    return _outcome(exits, context.processes, topology, stopped)
 
 
-def _wait_for_ranks(processes: list) -> list[tuple[int, int]]:
-    """(local rank, exit code) in the order the ranks ended. After the first failure the others get
-    GRACE_SECONDS to fail on their own (their next collective breaks), then are terminated, then killed.
+def _wait_for_ranks(processes: list) -> tuple[list[tuple[int, int]], set[int]]:
+    """(local rank, exit code) in the order the ranks ended, and the ranks this launcher had to stop. After the
+    first failure the others get GRACE_SECONDS to fail on their own (their next collective breaks), then are
+    terminated, then killed: a rank still running then hangs (its collective would have failed otherwise).
     A preempted rank is no failure: the others are finishing the same agreed checkpoint."""
     from multiprocessing.connection import wait
     running = {process.sentinel: index for index, process in enumerate(processes)}
@@ -136,8 +137,8 @@ def _wait_for_ranks(processes: list) -> list[tuple[int, int]]:
             _stop(processes[i] for i in running.values())
             for index in running.values():
                 exits.append((index, processes[index].exitcode))
-            break
-    return exits
+            return exits, set(running.values())
+    return exits, set()
 
 
 def _stop(processes) -> None:
@@ -151,14 +152,22 @@ def _stop(processes) -> None:
             process.join()
 
 
-def _outcome(exits: list[tuple[int, int]], processes: list, topology: Topology) -> int:
-    """The command's exit code, with one message naming the rank that failed first for a reason of its own."""
+def _outcome(exits: list[tuple[int, int]], processes: list, topology: Topology, stopped: set[int] = frozenset()) -> int:
+    """The command's exit code, with one message naming the rank that failed first for a reason of its own,
+    or, when the others only lost contact, the rank(s) that hung: still running when this launcher stopped them."""
     failures = [(index, code) for index, code in exits if code != 0]
     if not failures:
         return 0
     if all(code == EXIT_PREEMPTED for _, code in failures):
         return EXIT_PREEMPTED
     own = [(index, code) for index, code in failures if code not in (EXIT_PEER_LOST, EXIT_PREEMPTED)]
+    if own and all(index in stopped for index, _ in own):
+        hung = ", ".join(f"rank {topology.global_rank(i)} (pid {processes[i].pid})" for i, _ in own)
+        print(f"playground: {hung} hung: it stopped answering while the other ranks waited for it in a collective "
+              "(distributed.collective_timeout), and was stopped. The last completed checkpoint is intact; re-run "
+              "the same command to resume.", file=sys.stderr)
+        return 1
+    own = [(index, code) for index, code in own if index not in stopped] or own
     if not own:
         print("playground: the ranks on this host stopped because they lost contact with a rank on another host "
               "(their messages above say what they learned); that host's output names it. The last completed "

@@ -156,3 +156,21 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def test_a_rank_stuck_in_a_hook_is_named_as_the_one_that_hung(tmp_path, opts_file):
+    (tmp_path / "hang_rank1.py").write_text(
+        "import time\n"
+        "def fun_per_iter_b4RunNet(self, epoch, epoch_iter):\n"
+        "    if self.rank == 1 and epoch_iter == 2:\n"
+        "        time.sleep(300)\n")
+    opts = mlp_opts(num_epochs=1)
+    opts["distributed"].update(num_cpus=2, collective_timeout=5)
+    opts["model"]["additional_override_py"] = "hang_rank1"
+    started = time.monotonic()
+    proc, _ = train(tmp_path, opts_file, "hung", opts, env={"PYTHONPATH": str(tmp_path)}, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert time.monotonic() - started < 90
+    last = proc.stderr.strip().splitlines()[-1]
+    assert "playground: rank 1 (pid" in last and "hung" in last, proc.stderr
+    assert "playground: rank 0 (pid" not in proc.stderr and "killed by SIGKILL" not in proc.stderr
