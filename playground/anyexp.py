@@ -235,9 +235,13 @@ class AnyExp:
 
     def _train_epochs(self) -> None:
         try:
+            trained = False
             for epoch in self.list_of_epochs():
+                trained = True
                 self.epoch = epoch
                 self._run_epoch(epoch)
+            if not trained and self.opts["epoch_iter"]["num_epochs"] == 0 and self._has_test():
+                self._record_point(self.epoch, 0, "epoch")   # no training asked for: evaluate (full test pass)
             self.checkpointer.finish()
         finally:
             self.progress.close()

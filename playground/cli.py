@@ -14,6 +14,7 @@ COMMANDS = {
     "run": ("run", "train one experiment from an opts blob (same as python AnyExpOnTerm.py)"),
     "schema": ("schema", "print the JSON Schema (or the Markdown reference) of the opts"),
     "components": ("components", "list every registered component with its kind and description"),
+    "eval": ("eval", "evaluate a checkpoint or a run's last one: one full test pass, metrics printed and in eval.json"),
     "plot": ("plot", "redraw a run's plots, or overlay several runs, from their metrics.jsonl"),
     "candle": ("candle", "run a CANDLE benchmark script (initialize_parameters, run) as a run, with checkpoints"),
     "make-lmdb": ("make_lmdb", "build an image LMDB from class folders, a `path label` list, or the digits"),
