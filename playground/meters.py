@@ -8,7 +8,7 @@ Subclass `Meter` and keep your state in `self.total` and `self.count` (tensors o
 `state()` / `load_state()` for any named tensors (playground/meter_state.py), so that the framework can add the
 state of all ranks before `Compute` and checkpoint it: a metric is then exact over the whole global batch,
 never an average of per-rank averages. Older meters with `sums()`/`load_sums()` keep working. A meter with
-neither is computed on each rank alone. The contract, with an example, is in docs/components.md ("Meters").
+neither is computed on each rank alone. The contract, with an example, is in docs/components.md ("Meter").
 """
 from __future__ import annotations
 

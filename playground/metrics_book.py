@@ -103,7 +103,7 @@ class MetricsBook:
                 self._warned.add(name)
                 logging.getLogger("playground").warning(
                     "metric %s: its meter has no state()/load_state(), so each rank computes it alone "
-                    "(see 'Meters' in docs/components.md to reduce it across ranks)", name)
+                    "(see 'Meter' in docs/components.md to reduce it across ranks)", name)
 
         def by_op(tensor: torch.Tensor, op: str) -> torch.Tensor:
             if op == "sum":
