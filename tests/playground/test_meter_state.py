@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 
 import pytest
 import torch
@@ -15,17 +16,16 @@ from tests.conftest import REPO, run_cli, tiny_opts
 
 
 @pytest.fixture
-def confusion_meter(tmp_path, monkeypatch) -> str:
-    """The docs' confusion-matrix meter, written to mylab/confusion.py exactly as docs/components.md shows it."""
+def confusion_meter(tmp_path, monkeypatch):
+    """The docs' confusion-matrix meter, written exactly as docs/components.md shows it."""
     docs = (REPO / "docs" / "components.md").read_text()
     code = re.search(r"A meter whose state is a matrix, complete \(mylab/confusion.py\):\n\n```python\n(.*?)```",
                      docs, re.S).group(1)
-    (tmp_path / "mylab").mkdir()
-    (tmp_path / "mylab" / "__init__.py").write_text("")
-    (tmp_path / "mylab" / "confusion.py").write_text(code)
+    (tmp_path / "doc_confusion.py").write_text(code)    # a name no other test imports (sys.modules is shared)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    return "mylab.confusion.ConfusionRecall"
+    yield "doc_confusion.ConfusionRecall"
+    sys.modules.pop("doc_confusion", None)
 
 
 def recall_opts(meter: str, **epoch_iter) -> dict:
