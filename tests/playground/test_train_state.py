@@ -109,7 +109,11 @@ def test_a_resume_with_loader_workers_neither_repeats_nor_skips_nor_decodes_twic
     logs = [tmp_path / "decoded1.log", tmp_path / "decoded2.log"]
     process = run.start(env={"PLAYGROUND_TEST_DECODE_LOG": str(logs[0])})
     assert run.wait_for_training(process, 1), run.output()
-    time.sleep(0.3)      # some ten iterations in, with batches prefetched beyond them
+    # Past the first record point (4 iterations), with batches prefetched beyond it; however slow the machine.
+    deadline = time.monotonic() + 60
+    while not (run.dir / "metrics.jsonl").is_file() or not (run.dir / "metrics.jsonl").read_text().strip():
+        assert time.monotonic() < deadline and process.poll() is None, run.output()
+        time.sleep(0.05)
     # Every process of the job gets the signal, the loader workers too: they must not die of it.
     kill_group(process, signal.SIGTERM)
     assert process.wait(timeout=120) == EXIT_PREEMPTED, run.output()
