@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
+import time
 from typing import Any
 
 import torch
@@ -42,8 +44,12 @@ class Profiler(Hook):
         profile, self._profile = self._profile, None
         profile.stop()
         os.makedirs(self.folder, exist_ok=True)
-        profile.export_chrome_trace(os.path.join(self.folder, "trace.json"))
-        torch.profiler.tensorboard_trace_handler(os.path.join(self.folder, "tensorboard"), worker_name="rank0")(profile)
+        trace = os.path.join(self.folder, "trace.json")
+        profile.export_chrome_trace(trace)
+        # A trace can be saved once; the TensorBoard profiler plugin reads the same Chrome trace under this name.
+        tensorboard = os.path.join(self.folder, "tensorboard")
+        os.makedirs(tensorboard, exist_ok=True)
+        shutil.copyfile(trace, os.path.join(tensorboard, f"rank0.{int(time.time() * 1000)}.pt.trace.json"))
         cuda = self.trainer.device.type == "cuda"
         table = profile.key_averages().table(sort_by="self_cuda_time_total" if cuda else "self_cpu_time_total",
                                              row_limit=15)
