@@ -6,32 +6,19 @@ import textwrap
 
 import pytest
 
-# A user hook with state, written as a user would: it counts the optimizer steps and the micro-batch samples it
-# saw, declares its own opts key, and adds its count to every record point.
-STEP_COUNTER = '''
-    """Counts optimizer steps; the count is checkpointed and written into every record point."""
-    from playground.trainer import Hook
+from tests.conftest import REPO
 
-    additional_definitions = [{"name": "model_param.step_counter_start", "type": int, "default": 0,
-                               "help": "The count the step counter starts from."}]
 
-    class StepCounter(Hook):
-        def __init__(self, trainer):
-            super().__init__(trainer)
-            self.steps = trainer.opts["model_param"]["step_counter_start"]
+def doc_example(marker: str) -> str:
+    """The code block after `<!-- example: NAME -->` in docs/hooks.md: the tests run what the docs show."""
+    text = (REPO / "docs" / "hooks.md").read_text()
+    after = text.split(f"<!-- example: {marker} -->", 1)[1]
+    return after.split("```python\n", 1)[1].split("```", 1)[0]
 
-        def after_step(self):
-            self.steps += 1
 
-        def after_record(self, record):
-            record["steps_seen"] = self.steps
-
-        def state_dict(self):
-            return {"steps": self.steps}
-
-        def load_state_dict(self, state):
-            self.steps = state["steps"]
-'''
+# The user hook with state of docs/hooks.md: counts optimizer steps from its own opts key, adds the count to
+# every record point, and checkpoints it.
+STEP_COUNTER = doc_example("step_counter.py")
 
 STAGE_LOG = '''
     """Logs the stages it sees into CALLS (no state), beside an override that logs the Caffe2 methods."""
