@@ -1,12 +1,8 @@
 """Fixtures for the trainer tests: importable user modules outside the repository."""
 from __future__ import annotations
 
-import sys
-import textwrap
-
-import pytest
-
 from tests.conftest import REPO
+from tests.playground.test_anyexp import user_modules  # noqa: F401 - the fixture: modules outside the repository
 
 
 def doc_example(marker: str) -> str:
@@ -44,17 +40,3 @@ STAGE_LOG = '''
         def after_epoch(self, epoch):
             CALLS.append("hook.after_epoch")
 '''
-
-
-@pytest.fixture
-def user_modules(tmp_path, monkeypatch):
-    """Write modules into an importable folder outside the repository."""
-    folder = tmp_path / "usercode"
-    folder.mkdir()
-    monkeypatch.syspath_prepend(str(folder))
-
-    def write(name: str, code: str) -> str:
-        (folder / f"{name}.py").write_text(textwrap.dedent(code))
-        sys.modules.pop(name, None)
-        return name
-    return write
