@@ -205,6 +205,12 @@ def _check_rules(opts: dict, origin: dict[str, str], problems: list[str], check_
     if isinstance(shards, int) and isinstance(shard_id, int) and shard_id >= shards:
         problems.append(f"opts.distributed.shard_id: {shard_id} is not below num_shards ({shards})"
                         f"{describe_origin(origin, 'distributed.shard_id')}")
+    hooks = _get(opts, "model.hooks_py")
+    if isinstance(hooks, list):
+        for index, name in enumerate(hooks):
+            if name in hooks[:index]:
+                problems.append(f"opts.model.hooks_py[{index}]: {name!r} is listed twice (a hook runs once; its "
+                                "state is saved under its name)")
     _check_metrics_and_plots(opts, problems)
     _check_epoch_sizes(opts, problems)
     _check_folder(opts, "output.checkpoint_folder", problems)

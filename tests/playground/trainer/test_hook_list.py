@@ -78,7 +78,8 @@ def test_a_module_without_a_hook_class_in_hooks_py_is_refused_before_training(tm
     assert not (tmp_path / "run" / "metrics.jsonl").exists()
 
 
-def test_two_hooks_with_one_name_are_refused(tmp_path, user_modules):
+def test_a_hook_listed_twice_is_refused_before_training(tmp_path, user_modules):
     counter = user_modules("step_counter", STEP_COUNTER)
-    with pytest.raises(ValueError, match="step_counter used twice"):
+    with pytest.raises(OptsError, match=r"opts.model.hooks_py\[1\]: 'step_counter' is listed twice"):
         run(tiny_opts(model={"hooks_py": [counter, counter]}), run_dir=str(tmp_path / "run"))
+    assert not (tmp_path / "run" / "metrics.jsonl").exists()
