@@ -1,12 +1,16 @@
 """Playground against a hand-written PyTorch loop: same network, data, seed, batch size and data order.
 
-    .venv/bin/python benchmarks/parity.py [--trials 3] [--epochs 6] [--samples 2048] [--batch 64]
+    .venv/bin/python benchmarks/parity.py [--trials 3] [--epochs 6] [--samples 2048] [--batch 64] [--case features]
 
 Each trial runs the plain loop and the playground run in fresh child processes, alternating, and prints:
 final weights bitwise equal (yes/no), the median step-time ratio playground/plain (epoch time / iterations,
 the first epoch excluded as warm-up; playground runs with no test model and no checkpoints, so the step time
 is the loop itself), and the peak-memory ratio (peak RSS of the process on CPU, peak CUDA memory on a GPU).
 Targets: bitwise equal weights, step-time ratio <= 1.01, memory ratio <= 1.02.
+
+`--case features` trains both with bf16 autocast, gradient accumulation over 4 micro-batches, clipping by norm
+and an EMA of the weights (the hand-written loop doing each by hand); the final weights and the EMA weights
+must be bitwise equal (an iteration is then 4 batches).
 """
 from __future__ import annotations
 
@@ -26,9 +30,14 @@ REPO = os.path.dirname(HERE)
 sys.path[:0] = [REPO, HERE]
 
 
+FEATURES = {"precision": "bf16", "accum": 4, "clip": 1.0, "ema": 0.99}
+PLAIN = {"precision": "fp32", "accum": 1, "clip": 0.0, "ema": 0.0}
+
+
 def config(args: argparse.Namespace) -> dict:
     return {"seed": 5, "samples": args.samples, "batch": args.batch, "epochs": args.epochs, "lr": 0.05,
-            "momentum": 0.9, "weight_decay": 5e-4, "classes": 10, "shape": [3, 32, 32], "device": args.device}
+            "momentum": 0.9, "weight_decay": 5e-4, "classes": 10, "shape": [3, 32, 32], "device": args.device,
+            **(FEATURES if getattr(args, "case", "plain") == "features" else PLAIN)}
 
 
 def playground_opts(c: dict) -> dict:
@@ -40,7 +49,9 @@ def playground_opts(c: dict) -> dict:
                   "additional_override_py": "parity_timing"},
         "model_param": {"pretrained_model": None, "memonger": False, "combine_spatial_bn": None,
                         "max_concurrent_distributed_ops": None, "base_learning_rate": c["lr"],
-                        "momentum": c["momentum"], "weight_decay": c["weight_decay"], "seed": c["seed"]},
+                        "momentum": c["momentum"], "weight_decay": c["weight_decay"], "seed": c["seed"],
+                        "precision": c["precision"], "grad_accum_steps": c["accum"], "grad_clip_norm": c["clip"],
+                        "ema_decay": c["ema"]},
         "epoch_iter": {"num_train_sample_per_epoch": c["samples"], "num_test_sample": 0, "num_epochs": c["epochs"],
                        "num_epochs_per_flow_schedule": 1, "num_train_iteration_per_test": 1_000_000,
                        "batch_per_device": c["batch"], "num_test_iter": 0},
@@ -59,7 +70,8 @@ def run_playground(c: dict, run_dir: str) -> tuple[dict, list[float]]:
 
 
 def run_plain(c: dict) -> tuple[dict, list[float]]:
-    """The hand-written loop."""
+    """The hand-written loop (with the features of `c` written out by hand)."""
+    import contextlib
     import numpy as np
     import torch
     from torch import nn
@@ -88,23 +100,42 @@ def run_plain(c: dict) -> tuple[dict, list[float]]:
     loader = DataLoader(data, batch_size=c["batch"], sampler=order(), num_workers=0,
                         generator=torch.Generator().manual_seed(c["seed"]), pin_memory=device.type == "cuda")
     batches = iter(loader)
-    iterations = c["samples"] // c["batch"]
+    k = c["accum"]
+    iterations = c["samples"] // (c["batch"] * k)
+    ema = {n: t.detach().clone() for n, t in net.state_dict().items() if t.dtype.is_floating_point}
+    updates = 0
     epoch_times, running = [], 0.0
     for _ in range(c["epochs"]):
         started = time.perf_counter()
         for _ in range(iterations):
-            inputs, labels = next(batches)
-            inputs, labels = inputs.to(device, non_blocking=True), labels.to(device, non_blocking=True)
-            output = net(inputs)
-            loss = loss_fn(output, labels)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
+            for micro in range(k):
+                inputs, labels = next(batches)
+                inputs, labels = inputs.to(device, non_blocking=True), labels.to(device, non_blocking=True)
+                with (torch.autocast(device.type, dtype=torch.bfloat16) if c["precision"] == "bf16"
+                      else contextlib.nullcontext()):
+                    output = net(inputs)
+                    loss = loss_fn(output, labels)
+                if micro == 0:
+                    optimizer.zero_grad(set_to_none=True)
+                (loss / k if k > 1 else loss).backward()
+                running += loss.item()
+            if c["clip"] > 0:
+                torch.nn.utils.clip_grad_norm_(net.parameters(), c["clip"])
             optimizer.step()
-            running += loss.item()
+            if c["ema"] > 0:
+                with torch.no_grad():
+                    d = min(c["ema"], (1 + updates) / (10 + updates))
+                    for name, weight in net.state_dict().items():
+                        if name in ema:
+                            ema[name].mul_(d).add_(weight, alpha=1 - d)
+                updates += 1
         if device.type == "cuda":
             torch.cuda.synchronize()
         epoch_times.append(time.perf_counter() - started)
-    return {k: v.detach().cpu() for k, v in net.state_dict().items()}, epoch_times
+    weights = {n: v.detach().cpu() for n, v in net.state_dict().items()}
+    if c["ema"] > 0:
+        weights.update({f"ema.{n}": v.cpu() for n, v in ema.items()})
+    return weights, epoch_times
 
 
 def child(kind: str, c: dict, out: str) -> None:
@@ -130,6 +161,8 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=2048)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--case", default="plain", choices=("plain", "features"),
+                        help="features: bf16 autocast, accumulation over 4, clipping and EMA in both loops")
     parser.add_argument("--child", choices=("plain", "playground"), help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     parser.add_argument("--workdir", default=os.path.join(REPO, "runs", "bench-parity"))
@@ -145,10 +178,11 @@ def main() -> int:
             out = os.path.join(args.workdir, f"{kind}-{trial}.json")
             subprocess.run([sys.executable, __file__, "--child", kind, "--out", out, "--trials", "1",
                             "--epochs", str(args.epochs), "--samples", str(args.samples), "--batch", str(args.batch),
-                            "--device", args.device, "--workdir", args.workdir], check=True, cwd=HERE)
+                            "--device", args.device, "--case", args.case, "--workdir", args.workdir], check=True,
+                           cwd=HERE)
             with open(out) as handle:
                 results[kind].append(json.load(handle))
-    iterations = args.samples // args.batch
+    iterations = args.samples // (args.batch * c["accum"])
     step = {k: statistics.median(t / iterations for r in rs for t in r["epoch_times"][1:]) for k, rs in results.items()}
     # Each trial runs the two back to back, so the ratio within a trial cancels the machine's slow drift.
     paired = [statistics.median(b["epoch_times"][1:]) / statistics.median(a["epoch_times"][1:])
@@ -156,7 +190,7 @@ def main() -> int:
     peak = {k: statistics.median(r["peak_bytes"] for r in rs) for k, rs in results.items()}
     weights = {r["weights"] for rs in results.values() for r in rs}
     print(f"parity: {args.trials} trials x {args.epochs} epochs x {iterations} iterations, batch {args.batch}, "
-          f"device {args.device}, {os.cpu_count()} cores")
+          f"device {args.device}, case {args.case}, {os.cpu_count()} cores")
     print(f"  final weights bitwise equal: {'yes' if len(weights) == 1 else 'no'}")
     print(f"  median step time: plain {step['plain'] * 1e3:.2f} ms, playground {step['playground'] * 1e3:.2f} ms, "
           f"ratio {step['playground'] / step['plain']:.4f} (target <= 1.01)")

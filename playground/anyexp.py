@@ -1,32 +1,32 @@
-"""AnyExp: the training loop and its hooks, with the original Playground's method names and call order.
+"""AnyExp: the training loop, with the original Playground's method names and call order, and a list of hooks.
 
 The loop knows nothing of models or data: components (bound onto a subclass made per run, see
-trainer_class.py) and overrides fill the hooks. Call order, as in Caffe2's AnyExp:
+trainer_class.py) and overrides fill the Caffe2-named methods; the concerns of a training loop (learning rate,
+timing, record points, progress, checkpoints, precision, EMA...) are hooks (playground/trainer/). Call order,
+as in Caffe2's AnyExp, with the hook stages (playground/trainer/hook.py) in brackets:
 
-    get_model_input_fun, init_model, planning_output, prep_data_parallel_models, loadCheckpoint,
+    get_model_input_fun, init_model, planning_output, prep_data_parallel_models, loadCheckpoint, [before_train]
     for epoch in list_of_epochs():
-        fun_per_epoch_b4RunNet(epoch)
+        [before_epoch], fun_per_epoch_b4RunNet(epoch)
         for epoch_iter in list_of_epoch_iters():
-            fun_per_iter_b4RunNet, run_training_net, fun_per_iter_aftRunNetB4Test,
-            [every num_train_iteration_per_test iterations: a record point, run_testing_net x num_test_iter],
-            fun_per_iter_aftRunNetAftTest
-        [end-of-epoch test pass, recorded as its own point], checkpoint(epoch), fun_per_epoch_aftRunNet(epoch)
-    fun_conclude_operator, createMetricsPlotsModelsOutputs, assembleAllOutputs
+            [before_iter], fun_per_iter_b4RunNet, run_training_net [after_backward, after_step],
+            fun_per_iter_aftRunNetB4Test,
+            [after_iter: every num_train_iteration_per_test iterations a record point, run_testing_net x num_test_iter],
+            fun_per_iter_aftRunNetAftTest, [end_of_iter]
+        [after_epoch: end-of-epoch test pass, recorded as its own point], checkpoint(epoch), fun_per_epoch_aftRunNet(epoch)
+    [after_train], fun_conclude_operator, createMetricsPlotsModelsOutputs, assembleAllOutputs
 
-Only rank 0 writes files; every rank runs every hook. Distribution, checkpoints, meters and outputs live in
-their own modules; this file only sequences them.
+Only rank 0 writes files; every rank runs every method and hook. This file only sequences them.
 """
 from __future__ import annotations
 
 import logging
 import os
-import time
 from typing import Any, Iterable
 
 import torch
 
 from playground import checkpoint as ckpt
-from playground import distributed as dist_utils
 from playground.batch_stream import build_test_stream, build_train_stream
 from playground.data_forms import as_stream_source
 from playground.earlier_outputs import set_aside_earlier_outputs
@@ -34,9 +34,11 @@ from playground.metrics_book import MetricsBook
 from playground.model import Model, build_network, build_update_rule
 from playground.outputs import RunOutputs
 from playground.pretrained import load_pretrained
-from playground.progress import Progress
 from playground.run_context import RunContext
 from playground.seeding import seed_rank_streams
+from playground.train_state import rank_state, restore, shared_state
+from playground.trainer.hook_list import HookList, build_hooks
+from playground.trainer.train_step import TrainStep
 
 
 class AnyExp:
@@ -57,7 +59,9 @@ class AnyExp:
         self.start_epoch_iter = 0     # first iteration of the first epoch (non-zero after a mid-epoch resume)
         self.global_iter = 0          # training iterations done in the whole run
         self.lr: float | None = None
-        self.total_batch_size = opts["epoch_iter"]["batch_per_device"] * self.world_size
+        # samples per iteration: grad_accum_steps micro-batches of batch_per_device on every rank
+        self.total_batch_size = (opts["epoch_iter"]["batch_per_device"] * self.world_size
+                                 * opts["model_param"]["grad_accum_steps"])
         self.epoch_iterations = 0
         self.book = MetricsBook()
         # The original's attribute names, which override modules read.
@@ -68,11 +72,9 @@ class AnyExp:
         self.model_output: str | None = None
         self.model_path: str | None = None
         self.outputs = RunOutputs(self.run_dir, enabled=ctx.is_writer)
-        self.checkpointer = ckpt.Checkpointer(self)
-        self.progress: Progress | None = None
-        self._interval_train_secs = 0.0
-        self._interval_iters = 0
-        self._started = time.time()
+        self.checkpointer = ckpt.Checkpointer(opts, self.run_dir, ctx.is_writer, self.world_size, self.log)
+        self.hooks = HookList([])     # built after prep_data_parallel_models, when the networks exist
+        self._step: TrainStep | None = None
 
     # ------------------------------------------------------------------ hooks before the loop
     def get_input_dataset(self, opts: dict) -> Any:
@@ -123,10 +125,13 @@ class AnyExp:
             model.share_network(shared)
         else:
             net, loss_fn = _network_and_loss(self.gen_forward_pass_builder_fun(model, dataset, is_train))
-            build_network(model, net, loss_fn, self.ctx, sync_bn=bool(self.opts["model_param"]["combine_spatial_bn"]))
+            p = self.opts["model_param"]
+            build_network(model, net, loss_fn, self.ctx, sync_bn=bool(p["combine_spatial_bn"]),
+                          channels_last=p["channels_last"], compile=p["compile"])
         if is_train:
             self._set_epoch_size(data)
-            model.batches = build_train_stream(data, self.opts, self.ctx, self.epoch_iterations)
+            micro_batches = self.epoch_iterations * self.opts["model_param"]["grad_accum_steps"]
+            model.batches = build_train_stream(data, self.opts, self.ctx, micro_batches)
             builder = self.gen_param_update_builder_fun if self.opts["model"]["parameter_update_py"] else self.gen_optimizer_fun
             build_update_rule(model, builder(model, dataset, is_train))
         else:
@@ -134,7 +139,12 @@ class AnyExp:
 
     def loadCheckpoint(self) -> None:
         """Resume from this run's last good checkpoint (policy), else load pretrained_model weights if given."""
-        if self.checkpointer.restore():
+        found = self.checkpointer.restore()
+        if found is not None:
+            path, state = found
+            restore(self, state, self.log)
+            self.model_path = path
+            self.outputs.rewrite_records(self.book.records)
             return
         if self.ctx.is_writer:
             set_aside_earlier_outputs(self.run_dir)
@@ -162,15 +172,8 @@ class AnyExp:
         pass
 
     def run_training_net(self) -> None:
-        """One training step on this rank's next batch; outputs go to the train meters."""
-        model = self.train_model
-        inputs, labels = model.batches.next()
-        output = model.net(inputs)
-        loss = model.loss_fn(output, labels)
-        model.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        model.optimizer.step()
-        self.book.add(True, loss, output, labels)
+        """One training step on this rank's next batch(es); outputs go to the train meters (train_step.py)."""
+        self._step.run()
 
     def fun_per_iter_aftRunNetB4Test(self, epoch: int, epoch_iter: int) -> None:
         pass
@@ -181,8 +184,8 @@ class AnyExp:
         if model is None or model.module is None:
             return
         inputs, labels = model.batches.next()
-        with torch.inference_mode():
-            output = model.module(inputs)
+        with torch.inference_mode(), self._step.autocast():
+            output = model.module(self._step.prepare(inputs))
             loss = model.loss_fn(output, labels)
         self.book.add(False, loss, output, labels)
 
@@ -191,7 +194,8 @@ class AnyExp:
 
     def checkpoint(self, epoch: int) -> None:
         """Save the run's full state after `epoch` (0-based) according to the policy, as checkpoint epoch+1."""
-        self.model_path = self.checkpointer.save_epoch(epoch + 1) or self.model_path
+        saved = self.checkpointer.save_epoch(epoch + 1, self.state_capture(), lambda n: self.gen_checkpoint_path(True, n))
+        self.model_path = saved or self.model_path
 
     def gen_checkpoint_path(self, is_checkpoint: bool, epoch: int) -> str:
         folder = self.checkpointer.folder
@@ -215,36 +219,52 @@ class AnyExp:
 
     # ------------------------------------------------------------------ driver
     def buildModelAndTrain(self, opts: dict | None = None) -> dict:
-        """Run every hook in the original order; return (and, on rank 0, write) the result dict."""
+        """Run every method and hook in the original order; return (and, on rank 0, write) the result dict."""
         self.get_model_input_fun()
         self.init_model()
         self.planning_output()
         self.prep_data_parallel_models()
         seed_rank_streams(self.opts["model_param"]["seed"], self.rank)
-        self.loadCheckpoint()
-        self.progress = Progress(self.opts, self.ctx, self.epoch_iterations)
+        self.hooks = build_hooks(self)
+        self._step = TrainStep(self)
         try:
+            self.loadCheckpoint()
             self._train_epochs()
             self.fun_conclude_operator()
             self.createMetricsPlotsModelsOutputs()
             result = self.assembleAllOutputs()
-            self.outputs.write_results(result, self.book, wall_time=self._wall_time())
+            self.outputs.write_results(result, self.book, wall_time=self.wall_time())
         finally:
             self._close_batches()
         return result
 
     def _train_epochs(self) -> None:
         try:
-            trained = False
+            self.hooks.call("before_train")
             for epoch in self.list_of_epochs():
-                trained = True
                 self.epoch = epoch
                 self._run_epoch(epoch)
-            if not trained and self.opts["epoch_iter"]["num_epochs"] == 0 and self._has_test():
-                self._record_point(self.epoch, 0, "epoch")   # no training asked for: evaluate (full test pass)
-            self.checkpointer.finish()
+            self.hooks.call("after_train")
         finally:
-            self.progress.close()
+            self.hooks.call("close")
+
+    def _run_epoch(self, epoch: int) -> None:
+        hooks = self.hooks
+        hooks.call("before_epoch", epoch)
+        self.fun_per_epoch_b4RunNet(epoch)
+        for epoch_iter in self.list_of_epoch_iters():
+            hooks.call("before_iter", epoch, epoch_iter)
+            self.fun_per_iter_b4RunNet(epoch, epoch_iter)
+            if self.train_model is not None:
+                self.run_training_net()
+            self.fun_per_iter_aftRunNetB4Test(epoch, epoch_iter)
+            self.global_iter += 1
+            hooks.call("after_iter", epoch, epoch_iter)
+            self.fun_per_iter_aftRunNetAftTest(epoch, epoch_iter)
+            hooks.call("end_of_iter", epoch, epoch_iter)
+        hooks.call("after_epoch", epoch)
+        self.checkpoint(epoch)
+        self.fun_per_epoch_aftRunNet(epoch)
 
     def _close_batches(self) -> None:
         """Stop the data loader workers now: the result dict keeps the models (and so their streams) alive."""
@@ -252,89 +272,16 @@ class AnyExp:
             if model is not None and model.batches is not None:
                 model.batches.close()
 
-    def _run_epoch(self, epoch: int) -> None:
-        self.fun_per_epoch_b4RunNet(epoch)
-        per_test = self.opts["epoch_iter"]["num_train_iteration_per_test"]
-        for epoch_iter in self.list_of_epoch_iters():
-            self.checkpointer.raise_pending_error()
-            started = time.perf_counter()
-            self._apply_learning_rate(epoch, epoch_iter)
-            self.fun_per_iter_b4RunNet(epoch, epoch_iter)
-            if self.train_model is not None:
-                self.run_training_net()
-            self.fun_per_iter_aftRunNetB4Test(epoch, epoch_iter)
-            self._interval_train_secs += time.perf_counter() - started
-            self._interval_iters += 1
-            self.global_iter += 1
-            self.progress.step(epoch, epoch_iter)
-            if (epoch_iter + 1) % per_test == 0:
-                self._record_point(epoch, epoch_iter + 1, "interval")
-            self.fun_per_iter_aftRunNetAftTest(epoch, epoch_iter)
-            self.checkpointer.after_iteration(epoch, epoch_iter + 1)
-        if self._interval_iters or self._has_test():
-            self._record_point(epoch, self.epoch_iterations, "epoch")
-        self._report_skipped(epoch)
-        self.checkpoint(epoch)
-        self.fun_per_epoch_aftRunNet(epoch)
+    def wall_time(self) -> float:
+        """Seconds the run has been going, over all its sessions (the interval timer hook keeps the clock)."""
+        return self.hooks.get("interval_timer").wall_time()
 
-    def _record_point(self, epoch: int, iters_done: int, kind: str) -> None:
-        """Train meters since the last point, test batches ("epoch": the full test pass), throughput."""
-        self._run_test_batches(kind)
-        iters, secs = self._interval_iters, self._interval_train_secs
-        throughput = (iters * self.total_batch_size / secs, secs / iters) if iters and secs > 0 else (None, None)
-        record = self.book.record(
-            kind=kind, epoch=epoch, epoch_iter=iters_done, iteration=self.global_iter, samples=self._samples_seen(),
-            epochs=epoch + iters_done / max(1, self.epoch_iterations), samples_per_sec=throughput[0],
-            secs_per_train=throughput[1], lr=self.lr, wall_time=self._wall_time(),
-            reduce=dist_utils.all_reduce_sum if self.world_size > 1 else None)
-        self._interval_iters, self._interval_train_secs = 0, 0.0
-        self.outputs.append_record(record)
-        self.progress.record(record)
-
-    def _samples_seen(self) -> int:
-        """Training samples so far, counted in global batches of the session that trained them (monotone)."""
-        last = self.book.records[-1] if self.book.records else {}
-        since, done = last.get("iteration", 0), last.get("samples", last.get("iteration", 0) * self.total_batch_size)
-        return int(done + (self.global_iter - since) * self.total_batch_size)
-
-    def _has_test(self) -> bool:
-        return self.test_model is not None and self.test_model.batches is not None and self.test_model.module is not None
-
-    def _run_test_batches(self, kind: str) -> None:
-        if not self._has_test():
-            return
-        stream = self.test_model.batches
-        count = stream.begin_full_pass() if kind == "epoch" else self.opts["epoch_iter"]["num_test_iter"]
-        self.test_model.module.eval()
-        try:
-            for _ in range(count):
-                self.run_testing_net()
-        finally:
-            if kind == "epoch":
-                stream.end_full_pass()
-            if self.train_model is not None and self.train_model.module is not None:
-                self.train_model.module.train()
-
-    def _report_skipped(self, epoch: int) -> None:
-        """Corrupt records dropped this epoch (input.bad_record "skip"), summed over ranks."""
-        streams = [m.batches for m in (self.train_model, self.test_model) if m is not None and m.batches is not None]
-        local = torch.tensor([float(sum(s.skipped for s in streams))], dtype=torch.float64)
-        for stream in streams:
-            stream.skipped = 0
-        total = int(dist_utils.all_reduce_sum(local).item())
-        if total:
-            self.log.warning("epoch %d: skipped %d corrupt record(s) (input.bad_record is 'skip')", epoch + 1, total)
-
-    def _wall_time(self) -> float:
-        return time.time() - self._started + self.book.prior_wall_time
-
-    def _apply_learning_rate(self, epoch: int, epoch_iter: int) -> None:
-        model = self.train_model
-        if model is None or model.lr_schedule is None:
-            return
-        self.lr = model.lr_schedule(epoch + epoch_iter / max(1, self.epoch_iterations))
-        for group in model.optimizer.param_groups:
-            group["lr"] = self.lr * group.get("lr_scale", 1.0)
+    def state_capture(self) -> ckpt.StateCapture:
+        """The position and state getters a checkpoint save needs (playground/train_state.py captures)."""
+        return ckpt.StateCapture(global_iter=self.global_iter, epoch_iterations=self.epoch_iterations,
+                                 record=self.book.records[-1] if self.book.records else None,
+                                 shared=lambda epoch, epoch_iter: shared_state(self, epoch, epoch_iter),
+                                 rank=lambda: rank_state(self))
 
     def _set_epoch_size(self, train_data: Any) -> None:
         samples = self.opts["epoch_iter"]["num_train_sample_per_epoch"]

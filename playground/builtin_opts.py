@@ -80,6 +80,9 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
        help="How ranks find each other when there is more than one process."),
     _o("model.additional_override_py", ComponentName("override"), "",
        help="Module whose functions replace the trainer methods of the same name, for this run only."),
+    _o("model.hooks_py", ListOf(ComponentName("hook")), [],
+       help="Hooks added to the training loop, in order: registered names or dotted module paths of modules "
+            "defining a playground.trainer.Hook subclass (docs/hooks.md). Their state is checkpointed."),
     # ---------------------------------------------------------------- model_param
     _o("model_param.pretrained_model", Nullable(Str()), need=N,
        help="Checkpoint or state_dict file whose weights initialise the network (weights only)."),
@@ -90,7 +93,8 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
             "others, caffe2_resnet50_default_forward among them, train with full activation memory.", by=NETS),
     _o("model_param.cuda_nccl", Bool(), True, help="Use NCCL between GPU processes (else gloo)."),
     _o("model_param.combine_spatial_bn", Nullable(Bool()), need=N,
-       help="Synchronise batch-norm statistics across ranks (SyncBatchNorm) when there is more than one."),
+       help="Combine batch-norm statistics across ranks when there is more than one: torch's SyncBatchNorm on "
+            "CUDA, per-channel sums over gloo on CPU ranks (as the original did for CPU training)."),
     _o("model_param.max_concurrent_distributed_ops", Nullable(Int(1)), help=INERT_NOTE, inert=True),
     _o("model_param.base_learning_rate", Float(0, exclusive_minimum=True), 0.1,
        help="Learning rate at the start of the schedule (before warm-up and batch scaling).", by=UPDATES),
@@ -118,6 +122,25 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
        help="Seed of every random choice: weights, data order, augmentation, dropout."),
     _o("model_param.deterministic", Bool(), False,
        help="Use deterministic kernels only (torch.use_deterministic_algorithms), for bitwise-repeatable runs."),
+    _o("model_param.precision", Choice(["fp32", "bf16", "fp16"]), "fp32",
+       help="Training arithmetic: fp32, or autocast to bf16 or fp16 (fp16 with a gradient scaler, checkpointed)."),
+    _o("model_param.channels_last", Bool(), False,
+       help="Keep 4-d weights and inputs in channels-last memory format (faster convolutions on recent GPUs)."),
+    _o("model_param.compile", Bool(), False,
+       help="Train through torch.compile(network); weights and checkpoints stay those of the plain network."),
+    _o("model_param.grad_accum_steps", Int(1), 1,
+       help="Micro-batches of batch_per_device per iteration, gradients summed (DDP syncs only on the last): an "
+            "iteration trains batch_per_device x world size x this samples, and an epoch keeps its sample count."),
+    _o("model_param.grad_clip_norm", Float(0), 0.0,
+       help="Clip the gradients' global L2 norm to this before each step (0: off); the mean norm before clipping "
+            "is logged as grad_norm at each record point."),
+    _o("model_param.ema_decay", Float(0, 1, exclusive_maximum=True), 0.0,
+       help="Keep an exponential moving average of the weights with this decay (0: off), updated after each "
+            "step and checkpointed."),
+    _o("model_param.ema_warmup", Bool(), True,
+       help="With ema_decay: the decay ramps up as min(ema_decay, (1 + n) / (10 + n)) after n updates."),
+    _o("model_param.ema_eval", Bool(), False,
+       help="With ema_decay: run the test batches of record points with the averaged weights."),
     # ---------------------------------------------------------------- epoch_iter
     _o("epoch_iter.num_train_sample_per_epoch", Int(0), need=M,
        help="Samples per epoch (iterations = this / global batch); 0 means one full pass over the training set."),
@@ -160,7 +183,14 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
     _o("output.metrics", ListOf(METRIC), [], help="Meters to record: name, meter_py, meter_kargs, is_train."),
     _o("output.plots", ListOf(PLOT), [],
        help="Plots drawn at the end: x (a metric, or empty for epochs), x_title, ys (metrics), y_title."),
-    _o("output.tensorboard", Bool(), False, help="Also write TensorBoard event files (needs the tensorboard package)."),
+    _o("output.tensorboard", Bool(), False,
+       help="Also write TensorBoard event files to <run-dir>/tensorboard: each record point's values, learning rate, "
+            "throughput and gradient norm (needs the tensorboard package)."),
+    _o("output.profile_start_iter", Int(0), 5,
+       help="With profile_num_iters: the run iteration (counted from 0 over the whole run) the trace starts at."),
+    _o("output.profile_num_iters", Int(0), 0,
+       help="Trace this many training iterations with torch.profiler (0: off) into <run-dir>/profile (Chrome trace "
+            "and TensorBoard files); the top operators are printed in train.log."),
     _o("output.progress", Choice(["auto", "bar", "log", "none"]), "auto",
        help="Terminal progress: a bar on a terminal and log lines otherwise (auto), or forced."),
     _o("output.ckpt_restart_mode", Choice(["off", "auto", "required"]), "auto",

@@ -4,7 +4,8 @@ Saving: at epoch ends and every `ckpt_every_n_iters` iterations as the policy sa
 rank contributes its RNG and data state; rank 0 copies the state (the loop's only stall) and a background
 thread writes the file, its info file, then moves the `last` (and `best`) pointer, notes it in ckpt.log and
 applies the keep limit. At most one write is in flight; a failed write is raised in the loop at the next
-iteration (or at the end), and every earlier checkpoint stays intact.
+iteration (or at the end), and every earlier checkpoint stays intact. The checkpointer never sees the trainer:
+the caller hands it the position and two functions that capture the states (`StateCapture`).
 
 Restoring (`ckpt_restart_mode` auto or required): rank 0 follows `last`; a checkpoint failing its checksum or
 its load is reported and the previous one is tried; all ranks then load the chosen file. The run id stored in
@@ -18,7 +19,8 @@ import os
 import threading
 import time
 import uuid
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from playground import distributed as dist_utils
 from playground.checkpoint_choice import choose_checkpoint, own_name
@@ -27,21 +29,37 @@ from playground.checkpoint_files import (FORMAT, VERSION, CheckpointError, appen
 from playground.checkpoint_keep import apply_keep_limit
 from playground.checkpoint_policy import SavePolicy
 from playground.preemption import Preempted, Preemption
-from playground.train_state import Snapshot, rank_state, restore, shared_state
+from playground.train_state import Snapshot
+
+
+@dataclass
+class StateCapture:
+    """What a save needs from the loop: where it is, its last record point, and how to capture the states.
+
+    `shared(epoch, epoch_iter)` gives rank 0's part (referencing live tensors: the checkpointer copies them);
+    `rank()` this rank's part. Both are called on the ranks that need them only, at the save.
+    """
+    global_iter: int
+    epoch_iterations: int
+    record: dict | None
+    shared: Callable[[int, int], dict]
+    rank: Callable[[], dict]
 
 
 class Checkpointer:
-    """The trainer's checkpoints: every rank calls each public method at the same points of the loop."""
+    """The run's checkpoints: every rank calls each public method at the same points of the loop."""
 
-    def __init__(self, trainer: Any) -> None:
-        self.trainer = trainer
-        self.output = trainer.opts["output"]
-        self.log = trainer.log
-        folder = self.output["checkpoint_folder"] or os.path.join(trainer.run_dir, "checkpoints")
+    def __init__(self, opts: dict, run_dir: str, is_writer: bool, world_size: int, log: Any) -> None:
+        self.output = opts["output"]
+        self.log = log
+        self.is_writer, self.world_size = is_writer, world_size
+        self.metric_names = [m["name"] for m in self.output["metrics"]]
+        folder = self.output["checkpoint_folder"] or os.path.join(run_dir, "checkpoints")
         self.folder = os.path.abspath(folder)
         self.run_id = uuid.uuid4().hex[:12]
-        self.opts_hash = opts_hash(trainer.opts)
-        self.policy = SavePolicy(self.output, trainer.opts["epoch_iter"]["num_epochs"])
+        self.opts_hash = opts_hash(opts)
+        self.opts = opts
+        self.policy = SavePolicy(self.output, opts["epoch_iter"]["num_epochs"])
         self.resumed_from: str | None = None
         self.last_path: str | None = None
         self.best_path: str | None = None
@@ -52,12 +70,14 @@ class Checkpointer:
         self._error: BaseException | None = None
 
     # ------------------------------------------------------------------ restoring
-    def restore(self) -> bool:
-        """Resume per ckpt_restart_mode; True when a checkpoint was loaded."""
+    def restore(self) -> tuple[str, dict] | None:
+        """Per ckpt_restart_mode, the checkpoint to resume from and its state (the same on every rank), or None.
+
+        The caller loads the state into the trainer and its hooks."""
         mode = self.output["ckpt_restart_mode"]
         if mode == "off":
-            return False
-        path, state = self._choose() if self.trainer.ctx.is_writer else (None, None)
+            return None
+        path, state = self._choose() if self.is_writer else (None, None)
         path = dist_utils.broadcast_from_writer(path)
         if path is None:
             if mode == "required":
@@ -65,24 +85,21 @@ class Checkpointer:
                                       "checkpoint (no 'last' pointer, or every candidate failed its check; see "
                                       "ckpt.log there). Point 'last' at a checkpoint, or use mode auto to start "
                                       "afresh.")
-            return False
+            return None
         if state is None:
             state = load_state(path)
-        restore(self.trainer, state, self.log)
         self._adopt(path, state)
-        self.trainer.outputs.rewrite_records(self.trainer.book.records)
         self.log.info("resumed from %s (epoch %d, iteration %d of the epoch)", path, state["epoch"], state["epoch_iter"])
-        changed = changed_keys(state.get("opts", {}), self.trainer.opts)
+        changed = changed_keys(state.get("opts", {}), self.opts)
         if changed:
             self.log.info("the opts differ from the checkpoint's in: %s", ", ".join(changed))
-        if self.trainer.ctx.is_writer:
+        if self.is_writer:
             append_log(self.folder, f"resumed from {os.path.basename(path)} (run {self.run_id})")
-        return True
+        return path, state
 
     def _adopt(self, path: str, state: dict) -> None:
         """Continue the checkpoint's run: its id, its best value and best file."""
         self.run_id, self.resumed_from, self.last_path = state["run_id"], path, path
-        self.trainer.model_path = path
         best = state.get("best") or {}
         self.policy.best_value = best.get("value")
         best_file = os.path.join(self.folder, best["file"]) if best.get("file") else None
@@ -92,63 +109,62 @@ class Checkpointer:
         return choose_checkpoint(self.folder, self.output["ckpt_checksum"], self.log)
 
     # ------------------------------------------------------------------ saving
-    def save_epoch(self, epochs_done: int) -> str | None:
-        """Checkpoint after `epochs_done` epochs if the policy (or a stop request) says so; return the path."""
-        trainer = self.trainer
-        record = trainer.book.records[-1] if trainer.book.records else None
-        due, improved = dist_utils.broadcast_from_writer(self.policy.epoch_due(epochs_done, record))
-        stop = self.preemption.should_stop(trainer.world_size, trainer.global_iter, agree_now=True)
+    def save_epoch(self, epochs_done: int, capture: StateCapture, path_of: Callable[[int], str]) -> str | None:
+        """Checkpoint after `epochs_done` epochs if the policy (or a stop request) says so; return the path.
+
+        `path_of(epochs_done)` names the file (the trainer's gen_checkpoint_path), asked only when saving."""
+        due, improved = dist_utils.broadcast_from_writer(self.policy.epoch_due(epochs_done, capture.record))
+        stop = self.preemption.should_stop(self.world_size, capture.global_iter, agree_now=True)
         if not (due or stop):
             return None
-        path = trainer.gen_checkpoint_path(True, epochs_done)
-        saved = self._save(path, epochs_done, 0, "epoch" if due else "preemption", improved)
+        path = path_of(epochs_done)
+        saved = self._save(path, epochs_done, 0, "epoch" if due else "preemption", improved, capture)
         if stop:
             self._stop()
         return saved
 
-    def after_iteration(self, epoch: int, iters_done: int) -> None:
-        """Mid-epoch checkpoints (ckpt_every_n_iters) and preemption, at an iteration boundary."""
-        trainer = self.trainer
-        stop = self.preemption.should_stop(trainer.world_size, trainer.global_iter)
-        if stop or self.policy.iteration_due(epoch, trainer.global_iter, iters_done, trainer.epoch_iterations):
+    def after_iteration(self, epoch: int, iters_done: int, capture: StateCapture) -> str | None:
+        """Mid-epoch checkpoints (ckpt_every_n_iters) and preemption, at an iteration boundary; the path saved."""
+        stop = self.preemption.should_stop(self.world_size, capture.global_iter)
+        saved = None
+        if stop or self.policy.iteration_due(epoch, capture.global_iter, iters_done, capture.epoch_iterations):
             path = os.path.join(self.folder, f"model_checkpoint_epoch{epoch}_iter{iters_done}.pt")
-            trainer.model_path = self._save(path, epoch, iters_done, "preemption" if stop else "iteration", False)
+            saved = self._save(path, epoch, iters_done, "preemption" if stop else "iteration", False, capture)
         if stop:
             self._stop()
+        return saved
 
     def _stop(self) -> None:
         self.finish()
         dist_utils.barrier()   # no rank exits before rank 0's checkpoint is on disk
         raise Preempted(self.preemption.signal_name or "a signal on another rank")
 
-    def _save(self, path: str, epoch: int, epoch_iter: int, kind: str, best: bool) -> str:
-        trainer = self.trainer
+    def _save(self, path: str, epoch: int, epoch_iter: int, kind: str, best: bool, capture: StateCapture) -> str:
         self.raise_pending_error()
         started = time.perf_counter()
-        ranks = dist_utils.gather_to_writer(rank_state(trainer))
-        if not trainer.ctx.is_writer:
+        ranks = dist_utils.gather_to_writer(capture.rank())
+        if not self.is_writer:
             return path
         self._join()
         path = self._own_name(path)
         best_path = path if best else self.best_path
-        state = self._snapshot.copy(shared_state(trainer, epoch, epoch_iter))
+        state = self._snapshot.copy(capture.shared(epoch, epoch_iter))
         state.update(ranks=ranks, run_id=self.run_id,
                      best={"value": self.policy.best_value,
                            "file": os.path.relpath(best_path, self.folder) if best_path else None})
-        info = self._info(path, kind, epoch, epoch_iter, best)
+        info = self._info(path, kind, epoch, epoch_iter, best, capture)
         self._thread = threading.Thread(target=self._write, args=(path, state, info, best),
                                         name="playground-checkpoint-writer")
         self._thread.start()
         self.last_stall_secs = time.perf_counter() - started
         return path
 
-    def _info(self, path: str, kind: str, epoch: int, epoch_iter: int, best: bool) -> dict:
-        trainer = self.trainer
-        record = trainer.book.records[-1] if trainer.book.records else {}
+    def _info(self, path: str, kind: str, epoch: int, epoch_iter: int, best: bool, capture: StateCapture) -> dict:
+        record = capture.record or {}
         return {"format": FORMAT, "version": VERSION, "file": os.path.basename(path), "kind": kind,
-                "epoch": epoch, "epoch_iter": epoch_iter, "global_iter": trainer.global_iter,
-                "world_size": trainer.world_size, "run_id": self.run_id, "opts_hash": self.opts_hash,
-                "metadata": self.output["ckpt_metadata"], "metrics": {m: record.get(m) for m in trainer.metrics},
+                "epoch": epoch, "epoch_iter": epoch_iter, "global_iter": capture.global_iter,
+                "world_size": self.world_size, "run_id": self.run_id, "opts_hash": self.opts_hash,
+                "metadata": self.output["ckpt_metadata"], "metrics": {m: record.get(m) for m in self.metric_names},
                 "best_metric": self.policy.best_metric, "best_mode": self.policy.best_mode,
                 "best_value": self.policy.best_value, "is_best": best}
 
@@ -225,4 +241,4 @@ def _note_failure(folder: str, path: str, error: BaseException) -> None:
         pass
 
 
-__all__ = ["Checkpointer", "CheckpointError", "Preempted"]
+__all__ = ["Checkpointer", "CheckpointError", "Preempted", "StateCapture"]

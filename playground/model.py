@@ -32,8 +32,13 @@ class Model:
         return f"Model({self.name!r}, network={type(self.module).__name__ if self.module else None})"
 
 
-def build_network(model: Model, net: nn.Module, loss_fn: Callable, ctx: RunContext, sync_bn: bool) -> None:
-    """Place the network on this rank's device and, with several ranks, wrap it for data parallelism."""
+def build_network(model: Model, net: nn.Module, loss_fn: Callable, ctx: RunContext, sync_bn: bool,
+                  channels_last: bool = False, compile: bool = False) -> None:
+    """Place the network on this rank's device and, with several ranks, wrap it for data parallelism.
+
+    `channels_last` converts 4-d weights before DDP sees them (its gradient buckets keep their strides);
+    `compile` compiles what training calls (`model.net`), while `model.module` stays the plain network whose
+    state_dict checkpoints hold."""
     if ctx.world_size > 1 and sync_bn:
         # torch's SyncBatchNorm runs only on CUDA; CPU ranks (gloo) combine statistics with our own
         if ctx.device.type == "cuda":
@@ -42,6 +47,8 @@ def build_network(model: Model, net: nn.Module, loss_fn: Callable, ctx: RunConte
             from playground.cpu_sync_batch_norm import convert_cpu_sync_batchnorm
             net = convert_cpu_sync_batchnorm(net)
     net = net.to(ctx.device)
+    if channels_last:
+        net = net.to(memory_format=torch.channels_last)
     net.train(model.is_train)
     model.module, model.loss_fn = net, loss_fn
     model.net = net
@@ -51,6 +58,8 @@ def build_network(model: Model, net: nn.Module, loss_fn: Callable, ctx: RunConte
         # Buffers (batch-norm statistics) are broadcast from rank 0 before each forward, so every rank evaluates
         # with the statistics that rank 0 saves in checkpoints.
         model.net = DistributedDataParallel(net, device_ids=device_ids)
+    if compile and model.is_train:
+        model.net = torch.compile(model.net)
 
 
 def build_update_rule(model: Model, built: Any) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from playground.builtin_opts import BUILTIN_OPTS, IGNORED_KEYS, SECTIONS
 from playground.opt_decl import NO_DEFAULT, Need, Opt, from_definition
-from playground.opt_types import Anything, ComponentName, Mapping, OptTypeError
+from playground.opt_types import Anything, ComponentName, ListOf, Mapping, OptTypeError
 from playground.opts_layers import OptsError, describe_origin, merge
 from playground.registry import Component, ComponentError, resolve
 
@@ -133,6 +133,9 @@ def _need_rank(need: Need) -> int:
 def _resolve_components(raw: dict, builtin: dict[str, Opt], problems: list[str]) -> dict[str, Component]:
     found: dict[str, Component] = {}
     for path, decl in builtin.items():
+        if isinstance(decl.type, ListOf) and isinstance(decl.type.item, ComponentName):
+            found.update(_resolve_component_list(raw, path, decl.type.item.kind, problems))
+            continue
         if not isinstance(decl.type, ComponentName):
             continue
         value = _get(raw, path)
@@ -144,6 +147,19 @@ def _resolve_components(raw: dict, builtin: dict[str, Opt], problems: list[str])
             found[path] = resolve(value, decl.type.kind, where=f"opts.{path}")
         except ComponentError as err:
             problems.append(str(err))
+    return found
+
+
+def _resolve_component_list(raw: dict, path: str, kind: str, problems: list[str]) -> dict[str, Component]:
+    """Components named by a list key (model.hooks_py), as `path[index]`; wrong types are reported elsewhere."""
+    found: dict[str, Component] = {}
+    names = _get(raw, path)
+    for index, name in enumerate(names if isinstance(names, list) else []):
+        if isinstance(name, str) and name:
+            try:
+                found[f"{path}[{index}]"] = resolve(name, kind, where=f"opts.{path}[{index}]")
+            except ComponentError as err:
+                problems.append(str(err))
     return found
 
 
@@ -197,6 +213,12 @@ def _check_rules(opts: dict, origin: dict[str, str], problems: list[str], check_
     if isinstance(shards, int) and isinstance(shard_id, int) and shard_id >= shards:
         problems.append(f"opts.distributed.shard_id: {shard_id} is not below num_shards ({shards})"
                         f"{describe_origin(origin, 'distributed.shard_id')}")
+    hooks = _get(opts, "model.hooks_py")
+    if isinstance(hooks, list):
+        for index, name in enumerate(hooks):
+            if name in hooks[:index]:
+                problems.append(f"opts.model.hooks_py[{index}]: {name!r} is listed twice (a hook runs once; its "
+                                "state is saved under its name)")
     _check_metrics_and_plots(opts, problems)
     _check_epoch_sizes(opts, problems)
     _check_folder(opts, "output.checkpoint_folder", problems)

@@ -1,5 +1,6 @@
 """What a run leaves in its folder: metrics.jsonl (a line per record point, as it happens), results.json,
-the PNG plots of output.plots, train.log and, optionally, TensorBoard events. Only rank 0 writes.
+the PNG plots of output.plots and train.log (TensorBoard events are a hook: playground/trainer/hooks/tensorboard.py).
+Only rank 0 writes.
 """
 from __future__ import annotations
 
@@ -20,31 +21,17 @@ class RunOutputs:
         self.run_dir, self.enabled = run_dir, enabled
         self.metrics_path = os.path.join(run_dir, "metrics.jsonl")
         self.results_path = os.path.join(run_dir, "results.json")
-        self._tensorboard: Any = None
 
     def open_log(self, opts: dict) -> None:
         if not self.enabled:
             return
         os.makedirs(self.run_dir, exist_ok=True)
-        if opts["output"]["tensorboard"]:
-            try:
-                from torch.utils.tensorboard import SummaryWriter
-                self._tensorboard = SummaryWriter(os.path.join(self.run_dir, "tensorboard"))
-            except ImportError:
-                log.warning("output.tensorboard is true but the tensorboard package is not installed; "
-                            "pip install tensorboard to get event files")
 
     def append_record(self, record: dict) -> None:
         if not self.enabled:
             return
         with open(self.metrics_path, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(record) + "\n")
-        if self._tensorboard is not None:
-            step = record["iteration"]
-            for key, value in record.items():
-                if key not in ("index", "kind", "epoch", "epoch_iter", "iteration", "samples") and isinstance(value, (int, float)):
-                    self._tensorboard.add_scalar(key, value, step)
-            self._tensorboard.flush()
 
     def rewrite_records(self, records: list[dict]) -> None:
         """After a resume: metrics.jsonl holds exactly the checkpoint's record points, no duplicates."""
@@ -75,8 +62,6 @@ class RunOutputs:
         out["wall_time_s"] = wall_time
         out["records"] = len(book.records)
         write_json(self.results_path, out)
-        if self._tensorboard is not None:
-            self._tensorboard.close()
 
 
 def best_values(book: Any) -> dict[str, dict]:

@@ -6,8 +6,9 @@ module map (a file with a MODULE_MAP dict, named by `--module-map FILE` or the P
 or a module_map.py beside the opts file), whose folder is importable. The variable carries the choice to
 spawned ranks. Nobody edits the framework to add a component.
 
-A component is a plain module. Its kind is recognised by the functions it defines (KINDS), or for a meter by
-a class named like the last part of its name. Lookups that fail list the closest registered names. Modules
+A component is a plain module. Its kind is recognised by the functions it defines (KINDS), for a meter by
+a class named like the last part of its name, and for a hook (`model.hooks_py`) by a subclass of
+playground.trainer.Hook defined in the module itself. Lookups that fail list the closest registered names. Modules
 are imported on first use only, so listing names or printing --help stays cheap.
 """
 from __future__ import annotations
@@ -43,6 +44,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("output", ("fun_conclude_operator", "assembleAllOutputs"), "output"),
     Kind("checkpoint_path", ("gen_checkpoint_path",), "checkpoint path"),
     Kind("meter", (), "meter"),
+    Kind("hook", (), "hook"),
     Kind("override", (), "override"),
 )}
 
@@ -66,12 +68,22 @@ class Component:
         found = [k.name for k in KINDS.values() if any(callable(getattr(self.module, f, None)) for f in k.functions)]
         if self.meter_class() is not None:
             found.append("meter")
+        if self.hook_class() is not None:
+            found.append("hook")
         return found or ["override"]
 
     def meter_class(self) -> type | None:
         candidate = getattr(self.module, self.name.rsplit(".", 1)[-1], None)
         if inspect.isclass(candidate) and all(callable(getattr(candidate, m, None)) for m in ("Reset", "Add", "Compute")):
             return candidate
+        return None
+
+    def hook_class(self) -> type | None:
+        """The Hook subclass this module defines (the first, in definition order), if any."""
+        from playground.trainer.hook import Hook
+        for candidate in list(vars(self.module).values()):
+            if inspect.isclass(candidate) and issubclass(candidate, Hook) and candidate is not Hook and candidate.__module__ == self.module.__name__:
+                return candidate
         return None
 
     def functions(self) -> dict[str, Any]:
@@ -138,7 +150,9 @@ def resolve(name: str, kind: str | None = None, where: str = "") -> Component:
     component = Component(name=name, module_path=module_path, module=module)
     if kind is not None and kind != "override" and kind not in component.kinds():
         wanted = KINDS[kind]
-        provides = " or ".join(wanted.functions) if wanted.functions else f"a class named {name.rsplit('.', 1)[-1]} with Reset, Add and Compute"
+        provides = (" or ".join(wanted.functions) if wanted.functions
+                    else "a subclass of playground.trainer.Hook" if kind == "hook"
+                    else f"a class named {name.rsplit('.', 1)[-1]} with Reset, Add and Compute")
         kinds = " and ".join(KINDS[k].title for k in component.kinds())
         raise ComponentError(f"{where_text}{name!r} ({component.file}) is {_a(kinds)} {kinds} component, "
                              f"not {_a(wanted.title)} {wanted.title} component: it does not define {provides}.")

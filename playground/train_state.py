@@ -1,6 +1,7 @@
 """Everything a run needs to continue exactly: captured from the trainer into a checkpoint and restored.
 
-The shared part (model, optimizer, position, learning rate, record points, opts) comes from rank 0; the
+The shared part (model, optimizer, position, learning rate, record points, every hook's state under its name,
+opts) comes from rank 0; the
 per-rank part (python/numpy/torch/CUDA RNG states, data positions, meter sums since the last record point)
 from every rank. Tensors are copied into buffers reused from one checkpoint to the next, so the training loop
 is blocked only for that copy while a background thread writes the file.
@@ -62,9 +63,8 @@ def shared_state(trainer: Any, epoch: int, epoch_iter: int) -> dict:
         "world_size": trainer.world_size,
         "lr": trainer.lr,
         "metrics": trainer.book.state_dict(),
-        # iterations since the last record point: they decide whether the epoch ends with a record point
-        "interval": {"iters": trainer._interval_iters, "train_secs": trainer._interval_train_secs},
-        "wall_time": trainer._wall_time(),
+        "hooks": trainer.hooks.state_dict(),
+        "wall_time": trainer.wall_time(),
         "opts": trainer.opts,
     }
 
@@ -119,8 +119,10 @@ def restore(trainer: Any, state: dict, log: Any) -> None:
     trainer.epoch, trainer.start_epoch_iter = state["epoch"], state["epoch_iter"]
     trainer.global_iter, trainer.lr = state["global_iter"], state["lr"]
     trainer.book.load_state_dict(state["metrics"], state["wall_time"])
-    interval = state.get("interval", {"iters": 0, "train_secs": 0.0})
-    trainer._interval_iters, trainer._interval_train_secs = interval["iters"], interval["train_secs"]
+    hooks = state.get("hooks")
+    if hooks is None:   # written before hooks existed: only the interval timer had state, under "interval"
+        hooks = {"interval_timer": state.get("interval", {"iters": 0, "train_secs": 0.0})}
+    trainer.hooks.load_state_dict(hooks, log)
     ranks = state["ranks"]
     if state["world_size"] != trainer.world_size:
         log.warning("the checkpoint was written by %d rank(s), this run has %d: the data continues from the same "

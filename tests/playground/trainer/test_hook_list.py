@@ -1,0 +1,85 @@
+"""User hooks in model.hooks_py beside built-in hooks and override modules, and their state across a resume
+(playground/trainer/hook_list.py, hook.py; the hook kind of playground/registry.py)."""
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+import torch
+
+from playground.api import run
+from playground.opts_layers import OptsError
+from tests.conftest import tiny_opts
+from tests.playground.trainer.conftest import STAGE_LOG, STEP_COUNTER
+
+
+def records(run_dir) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_two_user_hooks_from_outside_the_repository_and_an_override_work_together(tmp_path, user_modules):
+    counter = user_modules("step_counter", STEP_COUNTER)
+    stages = user_modules("stage_log", STAGE_LOG)
+    override = user_modules("override_log", '''
+        import stage_log
+        def fun_per_epoch_b4RunNet(self, epoch):
+            stage_log.CALLS.append("fun_per_epoch_b4RunNet")
+        def fun_per_iter_b4RunNet(self, epoch, epoch_iter):
+            stage_log.CALLS.append("fun_per_iter_b4RunNet")
+        def fun_per_iter_aftRunNetAftTest(self, epoch, epoch_iter):
+            stage_log.CALLS.append("fun_per_iter_aftRunNetAftTest")
+        def fun_per_epoch_aftRunNet(self, epoch):
+            stage_log.CALLS.append("fun_per_epoch_aftRunNet")
+    ''')
+    opts = tiny_opts(model={"hooks_py": [counter, stages], "additional_override_py": override},
+                     model_param={"step_counter_start": 100}, epoch_iter={"num_epochs": 1})
+    run(opts, run_dir=str(tmp_path / "run"))
+    iteration = ["hook.before_iter", "fun_per_iter_b4RunNet", "hook.after_iter", "fun_per_iter_aftRunNetAftTest",
+                 "hook.end_of_iter"]
+    assert sys.modules[stages].CALLS == (["hook.before_epoch", "fun_per_epoch_b4RunNet"] + iteration * 4
+                                         + ["hook.after_epoch", "fun_per_epoch_aftRunNet"])
+    # 4 iterations: a record point every 2 and the end-of-epoch test pass, counting from its own opts key
+    assert [r["steps_seen"] for r in records(tmp_path / "run")] == [102, 104, 104]
+
+
+def test_a_user_hooks_state_survives_a_resume_and_matches_an_uninterrupted_run(tmp_path, user_modules):
+    counter = user_modules("step_counter", STEP_COUNTER)
+    opts = tiny_opts(model={"hooks_py": [counter]})
+    whole = run(opts, run_dir=str(tmp_path / "whole"))
+    first = tiny_opts(model={"hooks_py": [counter]}, epoch_iter={"num_epochs": 1})
+    run(first, run_dir=str(tmp_path / "resumed"))
+    resumed = run(opts, run_dir=str(tmp_path / "resumed"))
+    assert "resumed from" in (tmp_path / "resumed" / "train.log").read_text()
+    assert [r["steps_seen"] for r in records(tmp_path / "resumed")] == [2, 4, 4, 6, 8, 8]
+    assert [r["steps_seen"] for r in records(tmp_path / "whole")] == [2, 4, 4, 6, 8, 8]
+    a = torch.load(resumed["model"], weights_only=True)
+    b = torch.load(whole["model"], weights_only=True)
+    assert a["hooks"]["step_counter"] == b["hooks"]["step_counter"] == {"steps": 8}
+    assert all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"])
+
+
+def test_resuming_with_a_hook_added_or_removed_names_it_and_the_new_hook_starts_fresh(tmp_path, user_modules):
+    counter = user_modules("step_counter", STEP_COUNTER)
+    run(tiny_opts(model={"hooks_py": [counter]}, epoch_iter={"num_epochs": 1}), run_dir=str(tmp_path / "run"))
+    run(tiny_opts(model_param={"ema_decay": 0.9}), run_dir=str(tmp_path / "run"))
+    log = (tmp_path / "run" / "train.log").read_text()
+    assert "the checkpoint holds hook step_counter, which this run does not have" in log
+    assert "hook ema is not in the checkpoint (added since it was saved): it starts fresh" in log
+    state = torch.load(tmp_path / "run" / "checkpoints" / "last", weights_only=True)
+    assert "step_counter" not in state["hooks"] and state["hooks"]["ema"]["updates"] == 4
+
+
+def test_a_module_without_a_hook_class_in_hooks_py_is_refused_before_training(tmp_path, user_modules):
+    not_a_hook = user_modules("not_a_hook", "def helper():\n    pass\n")
+    with pytest.raises(OptsError) as err:
+        run(tiny_opts(model={"hooks_py": [not_a_hook]}), run_dir=str(tmp_path / "run"))
+    assert "opts.model.hooks_py[0]" in str(err.value) and "subclass of playground.trainer.Hook" in str(err.value)
+    assert not (tmp_path / "run" / "metrics.jsonl").exists()
+
+
+def test_a_hook_listed_twice_is_refused_before_training(tmp_path, user_modules):
+    counter = user_modules("step_counter", STEP_COUNTER)
+    with pytest.raises(OptsError, match=r"opts.model.hooks_py\[1\]: 'step_counter' is listed twice"):
+        run(tiny_opts(model={"hooks_py": [counter, counter]}), run_dir=str(tmp_path / "run"))
+    assert not (tmp_path / "run" / "metrics.jsonl").exists()

@@ -1,0 +1,54 @@
+"""SIGKILL chaos with every training-step feature on (bf16, accumulation, clipping, EMA) and a user hook with
+state, 1 process and 2 gloo ranks: the resumed run ends bitwise where an uninterrupted run ends, hook states
+included, with the same record points (machinery of tests/playground/test_resume_chaos.py)."""
+from __future__ import annotations
+
+import glob
+import os
+import textwrap
+import time
+
+import pytest
+
+from tests.playground.interrupted_runs import (RunFolder, _assert_equal_tensors, assert_same_records,
+                                               assert_same_training_state, checkpoint_opts)
+from tests.playground.test_resume_chaos import kill_at_random_moments
+from tests.playground.trainer.conftest import STEP_COUNTER
+
+pytestmark = pytest.mark.slow
+
+
+def feature_opts(ranks: int) -> dict:
+    opts = checkpoint_opts(ranks=ranks)
+    opts["model"]["hooks_py"] = ["step_counter"]
+    opts["model_param"].update(precision="bf16", grad_accum_steps=2, grad_clip_norm=1.0, ema_decay=0.9,
+                               ema_eval=True)
+    opts["epoch_iter"]["num_train_iteration_per_test"] = 3    # 8 iterations of 2 x 16 samples per epoch
+    return opts
+
+
+@pytest.mark.parametrize("ranks", [1, 2], ids=["one_process", "two_gloo_ranks"])
+def test_resume_after_kills_with_every_feature_and_a_user_hook_matches_an_uninterrupted_run(tmp_path, ranks):
+    (tmp_path / "step_counter.py").write_text(textwrap.dedent(STEP_COUNTER))
+    whole = RunFolder(tmp_path, "whole", feature_opts(ranks))
+    started = time.time()
+    code, output = whole.run()
+    ended = time.time()
+    assert code == 0, output
+    began = min(os.path.getmtime(m) for m in glob.glob(str(whole.dir / "training.*")))
+
+    opts = feature_opts(ranks)
+    opts["output"]["ckpt_every_n_iters"] = 2
+    chaos = RunFolder(tmp_path, "chaos", opts)
+    seen = kill_at_random_moments(chaos, kills=2, ranks=ranks, startup=began - started, training=ended - began,
+                                  seed=4242 + ranks)
+    print(f"chaos with every feature, {ranks} rank(s): {seen}")
+    code, output = chaos.run()
+    assert code == 0, output
+    a, b = chaos.checkpoint(), whole.checkpoint()
+    assert_same_training_state(a, b)
+    timing = {"interval_timer"}
+    _assert_equal_tensors({k: v for k, v in a["hooks"].items() if k not in timing},
+                          {k: v for k, v in b["hooks"].items() if k not in timing}, "hooks")
+    assert a["hooks"]["step_counter"] == {"steps": 3 * 8} and a["hooks"]["ema"]["updates"] == 3 * 8
+    assert_same_records(chaos, whole)
