@@ -55,8 +55,8 @@ def load_study(folder: SweepFolder, searcher: dict, objectives: list[Objective],
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     storage = open_storage(folder)
     kwargs = dict(storage=storage, sampler=make_sampler(searcher), pruner=make_pruner(searcher), study_name=STUDY_NAME)
-    if create:
-        return optuna.create_study(directions=[o.direction for o in objectives], load_if_exists=True, **kwargs)
+    if create and STUDY_NAME not in {s.study_name for s in optuna.get_all_study_summaries(storage)}:
+        return optuna.create_study(directions=[o.direction for o in objectives], **kwargs)
     return optuna.load_study(**kwargs)
 
 
