@@ -30,6 +30,7 @@ def run_sweep(prepared: PreparedSweep, sweep_dir: str, workers: int, quiet: bool
     folder = SweepFolder(sweep_dir)
     lock = _lock(folder)
     try:
+        _clear_stale_journal_lock(folder)
         if folder.exists():
             folder.check_same_sweep(spec.raw, spec.identity())
         else:
@@ -100,6 +101,15 @@ def _lock(folder: SweepFolder):
         handle.close()
         raise SweepError(f"{folder.root}: another `sweep run` is working on this folder") from None
     return handle
+
+
+def _clear_stale_journal_lock(folder: SweepFolder) -> None:
+    """A sweep killed while writing the journal leaves optuna's lock file; we hold the folder's run lock, so no
+    other writer exists and waiting out optuna's 30 s grace period would only delay the resume."""
+    try:
+        os.unlink(folder.journal + ".lock")
+    except FileNotFoundError:
+        pass
 
 
 def _say(line: str, quiet: bool) -> None:
