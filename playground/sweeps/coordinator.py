@@ -34,8 +34,10 @@ class Ticket:
 
 
 class Coordinator:
-    def __init__(self, study: Any, spec: SweepSpec, folder: SweepFolder, total: int) -> None:
-        self.study, self.spec, self.folder, self.total = study, spec, folder, total
+    def __init__(self, study: Any, spec: SweepSpec, folder: SweepFolder, total: int, adopt: bool = True) -> None:
+        """`adopt`: RUNNING trials not owned here are orphans of a killed sweep (true while one process works
+        on a folder; agents on several hosts will adopt only trials whose lease expired)."""
+        self.study, self.spec, self.folder, self.total, self.adopt = study, spec, folder, total, adopt
         self.lock = threading.Lock()
         self.owned: set[int] = set()      # optuna trial ids running in this process
         self.dists = distributions(spec.space, grid=spec.searcher_name == "grid")
@@ -44,12 +46,11 @@ class Coordinator:
     # -- handing out trials -------------------------------------------------------------------------
     def claim(self) -> Ticket | str | None:
         """The next trial for a free slot, WAIT, or None when the budget is spent and nothing is left to adopt."""
-        import optuna
         from optuna.trial import TrialState
         with self.lock:
             trials = self.study.get_trials(deepcopy=False)
             for trial in trials:
-                if trial.state == TrialState.RUNNING and trial._trial_id not in self.owned:
+                if self.adopt and trial.state == TrialState.RUNNING and trial._trial_id not in self.owned:
                     return self._ticket(trial, adopted=True)
             in_budget = counted(trials)
             waiting = any(t.state == TrialState.WAITING for t in in_budget)

@@ -20,6 +20,7 @@ stop_requested = False
 
 
 def main() -> int:
+    began = time.time()
     parser = argparse.ArgumentParser()
     parser.add_argument("--parameters-file", required=True)
     parser.add_argument("--defaults-file")
@@ -44,6 +45,7 @@ def main() -> int:
     lr = float(opts["model_param"]["base_learning_rate"])
     decay = float(opts["model_param"].get("weight_decay", 0.0))
     seconds = float(opts["model_param"].get("contract_epoch_seconds", 0.02))
+    busy = bool(opts["model_param"].get("contract_busy", False))  # burn CPU instead of sleeping (benchmarks)
     checkpoint = os.path.join(args.run_dir, "checkpoint.json")
     metrics = os.path.join(args.run_dir, "metrics.jsonl")
     done, records = 0, []
@@ -53,7 +55,7 @@ def main() -> int:
         done, records = state["epochs_done"], state["records"]
     _rewrite(metrics, records)
     for epoch in range(done, epochs):
-        time.sleep(seconds)
+        _spend(seconds, busy)
         loss = curve(lr, decay, epoch + 1)
         for kind in ("interval", "epoch"):
             record = {"index": len(records), "kind": kind, "epoch": epoch, "iteration": 4 * (epoch + 1),
@@ -67,7 +69,18 @@ def main() -> int:
             return 75
     with open(os.path.join(args.run_dir, "results.json"), "w", encoding="utf-8") as handle:
         json.dump({"metrics": {"test_loss": [r["test_loss"] for r in records]}}, handle)
+    with open(os.path.join(args.run_dir, "contract_times.json"), "w", encoding="utf-8") as handle:
+        json.dump({"began": began, "finished": time.time()}, handle)
     return 0
+
+
+def _spend(seconds: float, busy: bool) -> None:
+    if not busy:
+        time.sleep(seconds)
+        return
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
 
 
 def curve(lr: float, decay: float, epoch: int) -> float:

@@ -6,6 +6,8 @@ import csv
 import json
 import os
 
+import pytest
+
 from playground.cli import main
 from playground.sweeps.folder import SweepFolder
 from playground.sweeps.reports import open_sweep
@@ -133,3 +135,28 @@ def test_sweep_status_summary_preview_and_plots_read_the_folder(write_spec, tmp_
     assert main(["sweep", "preview", str(spec)]) == 0
     assert "6 trials" in capsys.readouterr().out
     assert SweepFolder(str(sweep)).exists()
+
+
+@pytest.mark.parametrize("searcher", [
+    {"name": "single"},
+    {"name": "random", "max_trials": 3},
+    {"name": "gp", "max_trials": 3},
+    {"name": "hyperband", "max_trials": 3, "sampler": "random"},
+])
+def test_each_searcher_runs_exactly_its_budget(write_spec, tmp_path, searcher):
+    spec = write_spec(searcher, SAMPLED_SPACE)
+    sweep = tmp_path / "sweep"
+    assert main(["sweep", "run", str(spec), "--workers", "2", "--sweep-dir", str(sweep), "--quiet"]) == 0
+    trials = _trials(sweep)
+    assert len(trials) == searcher.get("max_trials", 1)
+    assert all(t.state.is_finished() for t in trials)
+
+
+def test_a_several_key_objective_is_multi_objective(write_spec, tmp_path):
+    spec = write_spec({"name": "random", "max_trials": 2}, SAMPLED_SPACE,
+                      objective=[{"metric": "test_loss", "mode": "min"},
+                                 {"metric": "test_accuracy_top1", "mode": "max"}])
+    sweep = tmp_path / "sweep"
+    assert main(["sweep", "run", str(spec), "--sweep-dir", str(sweep), "--quiet"]) == 0
+    trials = _trials(sweep)
+    assert all(len(t.values) == 2 and t.values[1] == pytest.approx(1 - t.values[0] / 4) for t in trials)
