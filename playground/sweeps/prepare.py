@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 from playground.sweeps.errors import SweepError
 from playground.sweeps.restart_csv import PriorPoint, read_restart_file
-from playground.sweeps.space import constants, corner_points, grid_points
+from playground.sweeps.space import Param, constants, corner_points, grid_points
 from playground.sweeps.spec import SweepSpec
 from playground.sweeps.upf import UpfLine, read_upf, resolve_name
 
@@ -22,6 +22,7 @@ class PreparedSweep:
 
 def prepare_sweep(spec: SweepSpec) -> PreparedSweep:
     from playground.sweeps.opts_check import check_objectives, check_points, load_base
+    spec = _asha_length(spec)
     upf_lines = read_upf(spec.upf) if spec.upf else []
     priors = read_restart_file(spec.restart_file, spec.space) if spec.restart_file else []
     if spec.base is None:  # a CANDLE script declares its own keys; its runner checks them (exit 2)
@@ -44,6 +45,16 @@ def prepare_sweep(spec: SweepSpec) -> PreparedSweep:
                    {**constants(spec.space), **p}) for p in corner_points(spec.space)]
     check_points(base, points)
     return PreparedSweep(spec, upf_lines, priors, base.opts)
+
+
+def _asha_length(spec: SweepSpec) -> SweepSpec:
+    """Adaptive ASHA in epochs: a trial trains max_time epochs unless the space says otherwise."""
+    s = spec.searcher
+    if spec.searcher_name != "adaptive_asha" or s.get("time_metric") != "epochs":
+        return spec
+    if any(p.key == "epoch_iter.num_epochs" for p in spec.space):
+        return spec
+    return replace(spec, space=[*spec.space, Param("epoch_iter.num_epochs", "const", val=s["max_time"])])
 
 
 def _resolved_line(line: UpfLine, known: list[str], path: str | None) -> UpfLine:
