@@ -39,10 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from playground.sweeps.errors import SweepError
+    from playground.opts_layers import OptsError  # SweepError is one
     try:
         return _dispatch(args)
-    except SweepError as err:
+    except OptsError as err:
         print(f"playground sweep: error: {err}", file=sys.stderr)
         return 2
 
