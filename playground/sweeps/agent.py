@@ -50,7 +50,10 @@ class Agent:
             if ticket == WAIT:
                 time.sleep(POLL_SECONDS)
                 continue
-            outcome = self.run_trial(ticket, slot)
+            if ticket.adopted and self.coordinator.already_stopped(ticket):
+                outcome = Outcome("pruned", None, None, "stopped by the searcher before the sweep was killed", 0.0)
+            else:
+                outcome = self.run_trial(ticket, slot)
             while outcome.state == "resume" and not self.stopping.is_set():
                 outcome = self.run_trial(ticket, slot)
             if outcome.state in ("interrupted", "resume"):

@@ -85,6 +85,11 @@ class Coordinator:
         return Ticket(trial_id_of(trial), trial.number, sets, trial._trial_id, adopted,
                       set(trial.intermediate_values))
 
+    def already_stopped(self, ticket: Ticket) -> bool:
+        """An adopted trial the searcher stopped before the sweep was killed: pruned, without running it again."""
+        with self.lock:
+            return self.asha is not None and ticket.trial_id in self.asha.finished
+
     def running(self) -> int:
         with self.lock:
             return len(self.owned)
