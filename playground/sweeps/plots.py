@@ -101,6 +101,7 @@ def _timeline(axes, rows, study, folder, spec) -> str:
     for slot, start, end, trial_id in bars:
         axes.barh(slot, end - start, left=start - origin, height=0.6, edgecolor="black")
         axes.text(start - origin, slot, trial_id, va="center", fontsize=7)
+    axes.set_yticks(sorted({b[0] for b in bars}))
     axes.set(xlabel="seconds since the first trial started", ylabel="slot", title="trials per slot")
     return ""
 

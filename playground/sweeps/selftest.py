@@ -33,7 +33,8 @@ def self_test(spec: SweepSpec) -> int:
         e, d = prepared.base_opts["epoch_iter"], prepared.base_opts["distributed"]
         batch = e["batch_per_device"] * (d["num_gpus"] or d["num_cpus"]) * d["num_shards"]
         prepared.spec.space.append(Param("epoch_iter.num_train_sample_per_epoch", "const", val=2 * batch))
-    prepared.upf_lines = prepared.upf_lines[:1]
+    prepared.upf_lines = [replace(line, params={k: v for k, v in line.params.items() if k != "epoch_iter.num_epochs"})
+                          for line in prepared.upf_lines[:1]]
     with tempfile.TemporaryDirectory(prefix="sweep-test-") as folder:
         code = run_sweep(prepared, folder, workers=1, quiet=True)
         trials = sorted(os.listdir(os.path.join(folder, "trials")))
