@@ -10,7 +10,6 @@ import pytest
 from playground.cli import main
 from playground.sweeps.errors import SweepError
 from playground.sweeps.upf import read_upf, resolve_name
-from tests.conftest import run_cli
 
 UPF = ('{"id": "RUN000", "epochs": 1}\n'
        '{"id": "RUN001", "epochs": 2}\n'
@@ -21,9 +20,8 @@ def test_three_line_upf_runs_in_parallel_and_leaves_candle_outputs(base_file, tm
     upf = tmp_path / "runs.txt"
     upf.write_text(UPF)
     sweep = tmp_path / "sweep"
-    done = run_cli("sweep", "run", "--upf", str(upf), "--base", str(base_file), "--workers", "3",
-                   "--sweep-dir", str(sweep), script="playground")
-    assert done.returncode == 0, done.stderr
+    assert main(["sweep", "run", "--upf", str(upf), "--base", str(base_file), "--workers", "3",
+                 "--sweep-dir", str(sweep), "--quiet"]) == 0
     for trial in ("RUN000", "RUN001", "RUN002"):
         value = float((sweep / "trials" / trial / "result.txt").read_text())
         losses = [json.loads(line)["test_loss"] for line in open(sweep / "trials" / trial / "metrics.jsonl")
