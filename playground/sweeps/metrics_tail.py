@@ -35,6 +35,8 @@ class MetricsTail:
             return int(record["samples"])
         if self._global_batch is None:
             self._global_batch = global_batch(self.opts_path)
+        if not self._global_batch:  # not a playground opts.json (a CANDLE script's params): count records
+            return int(record.get("iteration") or record.get("index") or 0)
         return int(record.get("iteration", 0)) * self._global_batch
 
 

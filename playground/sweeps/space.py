@@ -66,8 +66,9 @@ class Param:
         raise ValueError(f"a constant has no distribution ({self.key})")
 
 
-def parse_space(raw: Any, where: str = "space") -> list[Param]:
-    """Parse the spec's `space` mapping; every problem is reported at once."""
+def parse_space(raw: Any, where: str = "space", dotted: bool = True) -> list[Param]:
+    """Parse the spec's `space` mapping; every problem is reported at once. Keys are dotted opts keys, or
+    (dotted False) a CANDLE script's own param names."""
     if raw is None:
         return []
     if not isinstance(raw, dict):
@@ -75,7 +76,7 @@ def parse_space(raw: Any, where: str = "space") -> list[Param]:
     params, problems = [], []
     for key, value in raw.items():
         try:
-            params.append(_parse_param(str(key), value, f"{where}.{key}"))
+            params.append(_parse_param(str(key), value, f"{where}.{key}", dotted))
         except SweepError as err:
             problems.extend(err.problems)
     if problems:
@@ -83,8 +84,8 @@ def parse_space(raw: Any, where: str = "space") -> list[Param]:
     return params
 
 
-def _parse_param(key: str, value: Any, where: str) -> Param:
-    if "." not in key or not all(key.split(".")):
+def _parse_param(key: str, value: Any, where: str, dotted: bool) -> Param:
+    if dotted and ("." not in key or not all(key.split("."))):
         raise SweepError(f"{where}: keys are dotted opts keys (section.key), e.g. model_param.base_learning_rate")
     if not (isinstance(value, dict) and "type" in value):
         return Param(key, "const", val=value)

@@ -136,7 +136,7 @@ def parse_spec(data: dict, root: str, origin: str = "the spec") -> SweepSpec:
     searcher = _parse_searcher(raw.setdefault("searcher", {"name": "tpe"}), origin, problems)
     objectives, reduce = _parse_objective(raw.get("objective"), origin, problems)
     try:
-        space = parse_space(raw.get("space"), f"{origin}: space")
+        space = parse_space(raw.get("space"), f"{origin}: space", dotted=not raw.get("script"))
     except SweepError as err:
         problems.extend(err.problems)
         space = []
