@@ -113,7 +113,7 @@ def test_unknown_space_key_exits_2_with_the_closest_name_before_anything_runs(wr
     sweep = tmp_path / "sweep"
     assert main(["sweep", "run", str(spec), "--sweep-dir", str(sweep)]) == 2
     err = capsys.readouterr().err
-    assert "model_param.base_learning_rat is not an opts key" in err and "base_learning_rate" in err
+    assert "model_param.base_learning_rat" in err and "Did you mean 'model_param.base_learning_rate'?" in err
     assert not sweep.exists()
 
 

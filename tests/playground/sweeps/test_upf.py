@@ -39,8 +39,8 @@ def test_three_line_upf_runs_in_parallel_and_leaves_candle_outputs(base_file, tm
 
 @pytest.mark.parametrize("text, message", [
     ('{"id": "RUN000", "epochs": 1}\n{"id": "RUN000", "epochs": 2}\n', "line 2: duplicate id 'RUN000' (first on line 1)"),
-    ('{"id": "RUN000", "epoch_iter.num_epoch": 1}\n', "epoch_iter.num_epoch is not an opts key. Did you mean "
-                                                      "'epoch_iter.num_epochs'?"),
+    ('{"id": "RUN000", "epoch_iter.num_epoch": 1}\n', "line 1 (id RUN000): "),
+    ('{"id": "RUN000", "epoch_iter.num_epoch": 1}\n', "Did you mean 'epoch_iter.num_epochs'?"),
     ('{"id": "RUN000", "seed": 1}\n{"epochs": 2}\n', "line 2: `id` is required"),
 ])
 def test_bad_upf_exits_2_before_anything_runs(base_file, tmp_path, capsys, text, message):
