@@ -18,6 +18,7 @@ COMMANDS = {
     "plot": ("plot", "redraw a run's plots, or overlay several runs, from their metrics.jsonl"),
     "candle": ("candle", "run a CANDLE benchmark script (initialize_parameters, run) as a run, with checkpoints"),
     "make-lmdb": ("make_lmdb", "build an image LMDB from class folders, a `path label` list, or the digits"),
+    "sweep": ("sweep", "run many experiments: a upf file, a grid or a hyperparameter search, each trial a run"),
     "convert-caffe2-checkpoint": ("convert_caffe2_checkpoint",
                                   "turn an original Caffe2 Playground .pkl checkpoint into a weights file"),
 }

@@ -379,6 +379,11 @@ def _declared_elsewhere(path: str) -> str:
     return f" of this run's components (it is read by {', '.join(readers)}, which this run does not use)" if readers else ""
 
 
+def closest_hint(name: str, candidates: list[str]) -> str:
+    """`Did you mean 'x'?` for the candidate closest to `name` (by full path, then by last part), else ""."""
+    return _closest(name, candidates)
+
+
 def _closest(name: str, candidates: list[str]) -> str:
     close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
     if not close:

@@ -15,6 +15,8 @@ from typing import Any, Callable
 class OptsError(ValueError):
     """The opts are unusable; `problems` holds one line per problem, each naming where it is."""
 
+    heading = "problems in the opts"
+
     def __init__(self, problems: list[str] | str) -> None:
         self.problems = [problems] if isinstance(problems, str) else list(problems)
         super().__init__("\n".join(self.problems))
@@ -22,7 +24,7 @@ class OptsError(ValueError):
     def __str__(self) -> str:
         if len(self.problems) == 1:
             return self.problems[0]
-        return f"{len(self.problems)} problems in the opts:\n" + "\n".join(f"  - {p}" for p in self.problems)
+        return f"{len(self.problems)} {self.heading}:\n" + "\n".join(f"  - {p}" for p in self.problems)
 
 
 def load_blob(text: str, origin: str) -> dict:

@@ -22,6 +22,8 @@ PROBE = ("import runpy, sys\n"
     ("AnyExpOnTerm.py", ["AnyExpOnTerm.py", "--help"]),
     ("playground/cli.py", ["playground", "--help"]),
     ("playground/cli.py", ["playground", "run", "--help"]),
+    ("playground/cli.py", ["playground", "sweep", "--help"]),
+    ("playground/cli.py", ["playground", "sweep", "run", "--help"]),
 ])
 def test_help_imports_none_of_the_heavy_libraries(script, argv):
     code = PROBE.format(argv=argv, script=str(REPO / script), heavy=HEAVY)

@@ -1,0 +1,145 @@
+"""Sweep orchestration: time per trial apart from the run, parallel efficiency, claim-and-tell throughput.
+
+    .venv/bin/python benchmarks/sweep.py [--trials 20] [--busy 2.0] [--tells 200]
+
+1. Orchestration per trial: a 1-worker sweep of N trials of the contract trial program (the run-folder
+   contract in a ~50 ms pure-Python process, tests/playground/sweeps/contract_trial.py). For trial i the
+   orchestration time is from trial i's last act (its own timestamp just before exit) to the moment the agent
+   starts trial i+1: noticing the exit, reading metrics, telling the study, rewriting the summary, claiming
+   and asking for the next. The run's own start-up (interpreter, imports) is not in it. Target median <= 0.5 s.
+2. Parallel efficiency: 2 workers, CPU-bound trials (each burns --busy CPU seconds), efficiency = sum of trial
+   times / (workers x sweep wall), the wall from the first trial's start to the last one's end. Target >= 0.85.
+3. Claim-and-tell throughput on the journal file: the coordinator's claim (ask) and finish (tell) on a random
+   searcher, one process, then 4 processes on one journal. Target >= 20 per second.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+CONTRACT = os.path.join(REPO, "tests", "playground", "sweeps", "contract_trial.py")
+
+
+def _spec(folder: str, searcher: dict, base_extra: dict) -> str:
+    from tests.playground.sweeps.conftest import tiny_mlp_opts
+    opts = tiny_mlp_opts()
+    opts["model_param"].update(base_extra)
+    with open(os.path.join(folder, "base.json"), "w") as handle:
+        json.dump({"opts": opts}, handle)
+    spec = {"name": "bench", "base": "base.json", "trial_program": [sys.executable, CONTRACT],
+            "objective": {"metric": "test_loss", "mode": "min"}, "searcher": searcher,
+            "space": {"model_param.base_learning_rate": {"type": "log", "minval": -3, "maxval": 0},
+                      "epoch_iter.num_epochs": 2}}
+    path = os.path.join(folder, "spec.json")
+    with open(path, "w") as handle:
+        json.dump(spec, handle)
+    return path
+
+
+def _run(spec: str, sweep: str, workers: int) -> float:
+    started = time.time()
+    subprocess.run([sys.executable, "-m", "playground", "sweep", "run", spec, "--workers", str(workers),
+                    "--sweep-dir", sweep, "--quiet"], cwd=REPO, check=True)
+    return time.time() - started
+
+
+def _attempts(sweep: str) -> list[dict]:
+    out = []
+    for trial in sorted(os.listdir(os.path.join(sweep, "trials"))):
+        folder = os.path.join(sweep, "trials", trial)
+        ends = [json.loads(line) for line in open(os.path.join(folder, "attempts.jsonl")) if '"end"' in line]
+        with open(os.path.join(folder, "contract_times.json")) as handle:
+            own = json.load(handle)
+        out.append({**ends[-1], **own})
+    return sorted(out, key=lambda a: a["start"])
+
+
+def orchestration(trials: int) -> list[float]:
+    with tempfile.TemporaryDirectory() as folder:
+        spec = _spec(folder, {"name": "random", "max_trials": trials}, {})
+        sweep = os.path.join(folder, "sweep")
+        _run(spec, sweep, 1)
+        attempts = _attempts(sweep)
+        return [b["start"] - a["finished"] for a, b in zip(attempts, attempts[1:])]
+
+
+def efficiency(trials: int, busy: float) -> tuple[float, float, float]:
+    with tempfile.TemporaryDirectory() as folder:
+        spec = _spec(folder, {"name": "random", "max_trials": trials},
+                     {"contract_epoch_seconds": busy / 2, "contract_busy": True})
+        sweep = os.path.join(folder, "sweep")
+        _run(spec, sweep, 2)
+        attempts = _attempts(sweep)
+        total = sum(a["end"] - a["start"] for a in attempts)
+        wall = max(a["end"] for a in attempts) - min(a["start"] for a in attempts)
+        return total / (2 * wall), total, wall
+
+
+def _tells(sweep: str, count: int, results) -> None:
+    from playground.sweeps.coordinator import Coordinator
+    from playground.sweeps.folder import SweepFolder
+    from playground.sweeps.spec import load_spec
+    from playground.sweeps.study import load_study
+    spec = load_spec(os.path.join(os.path.dirname(sweep), "spec.json"))
+    folder = SweepFolder(sweep)
+    study = load_study(folder, spec.searcher, spec.objectives, create=True)
+    coordinator = Coordinator(study, spec, folder, total=10 ** 9, adopt=False)
+    started = time.time()
+    for i in range(count):
+        ticket = coordinator.claim()
+        coordinator.finish(ticket, "complete", [float(i)])
+    results.put(time.time() - started)
+
+
+def throughput(tells: int, processes: int) -> float:
+    with tempfile.TemporaryDirectory() as folder:
+        spec = _spec(folder, {"name": "random", "max_trials": 10 ** 9}, {})
+        sweep = os.path.join(folder, "sweep")
+        from playground.sweeps.folder import SweepFolder
+        from playground.sweeps.spec import load_spec
+        from playground.sweeps.study import load_study
+        loaded = load_spec(spec)
+        SweepFolder(sweep).write_spec(loaded.raw, loaded.identity())
+        load_study(SweepFolder(sweep), loaded.searcher, loaded.objectives, create=True)
+        context = multiprocessing.get_context("fork")
+        results = context.Queue()
+        workers = [context.Process(target=_tells, args=(sweep, tells // processes, results)) for _ in range(processes)]
+        started = time.time()
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        return tells / (time.time() - started)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--busy", type=float, default=2.0, help="CPU seconds per trial for the efficiency run")
+    parser.add_argument("--tells", type=int, default=200)
+    args = parser.parse_args()
+    print(f"load average at start: {os.getloadavg()}")
+    gaps = orchestration(args.trials)
+    print(f"orchestration per trial ({len(gaps)} gaps, 1 worker): median {statistics.median(gaps):.3f} s, "
+          f"min {min(gaps):.3f}, max {max(gaps):.3f} (target median <= 0.5 s)")
+    ratio, total, wall = efficiency(8, args.busy)
+    print(f"parallel efficiency, 2 workers, 8 CPU-bound trials: {ratio:.3f} (sum of trial times {total:.1f} s, "
+          f"wall {wall:.1f} s; target >= 0.85)")
+    for processes in (1, 4):
+        rate = throughput(args.tells, processes)
+        print(f"claim-and-tell on the journal, {processes} process(es): {rate:.1f} per second (target >= 20)")
+    print(f"load average at end: {os.getloadavg()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""Run many experiments: a upf file of parameter sets, a grid, or a hyperparameter search, each trial a run.
+
+  playground sweep run SPEC [--workers N]            run (or resume) a sweep; SPEC is JSON or YAML
+  playground sweep run --upf FILE --base OPTS         CANDLE's upf: one JSON object per line, run in parallel
+  playground sweep preview SPEC                       the planned grid or ASHA brackets, nothing run
+  playground sweep status DIR | summary DIR | plots DIR
+
+Exit codes: 0 done, 2 unusable spec, upf or opts (nothing was started), 75 stopped (re-run to continue).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="sweep_command", metavar="ACTION", required=True)
+    run = sub.add_parser("run", help="run or resume a sweep", description="Run or resume a sweep.")
+    run.add_argument("spec", nargs="?", metavar="SPEC", help="the sweep spec (JSON or YAML)")
+    run.add_argument("--upf", metavar="FILE", help="CANDLE upf file: one JSON object per line with a unique id")
+    run.add_argument("--base", metavar="OPTS", help="with --upf: the opts file every line starts from")
+    run.add_argument("--script", metavar="PY", help="with --upf: a CANDLE benchmark script instead of --base")
+    run.add_argument("--restart-file", metavar="CSV", help="earlier evaluations (header y,<param>,...)")
+    run.add_argument("--sweep-dir", metavar="DIR", help="the sweep folder (default sweeps/<name>)")
+    run.add_argument("--workers", type=int, metavar="N", help="agent slots on this host (default: "
+                     "searcher.max_concurrent_trials, else 1)")
+    run.add_argument("--test", action="store_true",
+                     help="run the whole machinery on one tiny trial in a temporary folder and check the objective")
+    run.add_argument("--quiet", action="store_true", help="no progress lines")
+    preview = sub.add_parser("preview", help="show the planned trials without running anything",
+                             description="Show the planned grid, the ASHA brackets x rungs x trials, or the space.")
+    preview.add_argument("spec", metavar="SPEC")
+    for name, text in (("status", "trials by state and the best so far"),
+                       ("summary", "rewrite summary.csv, summary.md, best.json, output.csv and result.txt"),
+                       ("plots", "draw history, parallel coordinates, importances, timeline and learning curves")):
+        command = sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+        command.add_argument("sweep_dir", metavar="DIR")
+
+
+def main(args: argparse.Namespace) -> int:
+    from playground.opts_layers import OptsError  # SweepError is one
+    try:
+        return _dispatch(args)
+    except OptsError as err:
+        print(f"playground sweep: error: {err}", file=sys.stderr)
+        return 2
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    from playground.sweeps import reports
+    if args.sweep_command == "run":
+        return _run(args)
+    if args.sweep_command == "preview":
+        from playground.sweeps.preview import preview
+        print(preview(_spec(args)))
+        return 0
+    return {"status": reports.status, "summary": reports.summary, "plots": reports.plots}[args.sweep_command](
+        args.sweep_dir)
+
+
+def _spec(args: argparse.Namespace):
+    from playground.sweeps.errors import SweepError
+    from playground.sweeps.spec import load_spec, parse_spec, upf_spec
+    if getattr(args, "upf", None):
+        if args.spec:
+            raise SweepError("give a spec or --upf, not both")
+        raw = upf_spec(args.upf, args.base, args.script)
+        return parse_spec(raw, os.getcwd(), origin="--upf")
+    if not args.spec:
+        raise SweepError("give a sweep spec (sweep run SPEC), or --upf FILE --base OPTS")
+    return load_spec(args.spec)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+    from playground.sweeps.errors import SweepError
+    from playground.sweeps.prepare import prepare_sweep
+    from playground.sweeps.runner import run_sweep
+    spec = _spec(args)
+    if args.restart_file:
+        spec = replace(spec, restart_file=os.path.abspath(args.restart_file),
+                       raw={**spec.raw, "restart_file": os.path.abspath(args.restart_file)})
+    if args.workers is not None and args.workers < 1:
+        raise SweepError("--workers must be at least 1")
+    if args.test:
+        from playground.sweeps.selftest import self_test
+        return self_test(spec)
+    prepared = prepare_sweep(spec)
+    workers = args.workers or spec.searcher.get("max_concurrent_trials") or 1
+    sweep_dir = args.sweep_dir or os.path.join("sweeps", spec.name)
+    return run_sweep(prepared, sweep_dir, workers, quiet=args.quiet)

@@ -1,0 +1,10 @@
+"""`SweepError`: a sweep that cannot start (bad spec, upf, restart file, opts keys); the command exits 2."""
+from __future__ import annotations
+
+from playground.opts_layers import OptsError
+
+
+class SweepError(OptsError):
+    """One message per problem, each naming the file and the place in it."""
+
+    heading = "problems"

@@ -1,0 +1,51 @@
+"""`sweep status`, `sweep summary` and `sweep plots` on an existing sweep folder (the study read, not changed)."""
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+
+from playground.sweeps.folder import SweepFolder
+from playground.sweeps.spec import SweepSpec, parse_spec
+
+
+def open_sweep(sweep_dir: str):
+    from playground.sweeps.study import load_study
+    folder = SweepFolder(sweep_dir)
+    stored = folder.read_spec()
+    spec: SweepSpec = parse_spec(stored["spec"], folder.root, origin=folder.spec_file)
+    return folder, spec, load_study(folder, spec.searcher, spec.objectives, create=False)
+
+
+def status(sweep_dir: str) -> int:
+    from playground.sweeps.summary import collect, ranked
+    folder, spec, study = open_sweep(sweep_dir)
+    rows = collect(study, folder, spec.objectives)
+    counts = Counter(r.state for r in rows)
+    total = spec.max_trials if spec.searcher_name not in ("grid", "upf") else None
+    print(f"sweep {folder.root} ({spec.searcher_name}): " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+          + (f"; budget {total}" if total else ""))
+    best = next((r for r in ranked(rows, spec.objectives[0]) if r.state == "complete"), None)
+    if best is not None:
+        print(f"best: {best.id} {spec.objectives[0].metric}={best.value:.6g} {best.params}")
+    for row in sorted(rows, key=lambda r: r.number):
+        value = "" if row.value is None else f" {row.value:.6g}"
+        print(f"  {row.id:12s} {row.state:9s}{value}")
+    return 0
+
+
+def summary(sweep_dir: str) -> int:
+    from playground.sweeps.summary import write_summary
+    folder, spec, study = open_sweep(sweep_dir)
+    rows = write_summary(study, folder, spec.objectives)
+    print(f"wrote {os.path.join(folder.root, 'summary.md')} ({len(rows)} trials), summary.csv, output.csv"
+          + (", best.json" if os.path.isfile(os.path.join(folder.root, "best.json")) else ""))
+    return 0
+
+
+def plots(sweep_dir: str) -> int:
+    from playground.sweeps.plots import draw_all
+    folder, spec, study = open_sweep(sweep_dir)
+    for path, note in draw_all(study, folder, spec):
+        print(path if not note else f"{path}: {note}", file=sys.stdout if not note else sys.stderr)
+    return 0

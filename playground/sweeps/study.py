@@ -1,0 +1,114 @@
+"""The Optuna study of a sweep: its storage (a journal file in the sweep folder), its sampler and pruner, and
+the trials planned up front (grid points, upf lines, restart-file rows), enqueued exactly once.
+
+Each trial's run settings live in its user attrs: `trial_id` (the folder name) and `sets` (dotted key ->
+value, what the run gets as --set). Rows of a restart file are completed trials marked `imported`; they are
+not part of the budget. Driven by ask/tell only, never study.optimize.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from playground.sweeps.errors import SweepError
+from playground.sweeps.folder import SweepFolder
+from playground.sweeps.space import Param, constants, grid_points
+from playground.sweeps.spec import Objective, SweepSpec
+
+STUDY_NAME = "sweep"
+
+
+def open_storage(folder: SweepFolder) -> Any:
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
+    # The open(O_EXCL) lock works on every local filesystem; a crashed holder's stale lock is broken by optuna.
+    return JournalStorage(JournalFileBackend(folder.journal, lock_obj=JournalFileOpenLock(folder.journal)))
+
+
+def make_sampler(searcher: dict) -> Any:
+    import optuna
+    name, seed = searcher["name"], searcher.get("seed", 0)
+    if name == "tpe" or (name == "hyperband" and searcher.get("sampler") == "tpe"):
+        return optuna.samplers.TPESampler(seed=seed, multivariate=True, constant_liar=True)
+    if name == "gp":
+        return optuna.samplers.GPSampler(seed=seed)
+    if name == "cmaes":
+        try:
+            import cmaes  # noqa: F401  optuna's CMA-ES sampler needs it at sampling time
+        except ImportError:
+            raise SweepError("searcher cmaes needs the `cmaes` package, which playground does not install; "
+                             "pip install cmaes, or use tpe or gp") from None
+        return optuna.samplers.CmaEsSampler(seed=seed)
+    return optuna.samplers.RandomSampler(seed=seed)
+
+
+def make_pruner(searcher: dict) -> Any:
+    import optuna
+    if searcher["name"] == "hyperband":
+        return optuna.pruners.HyperbandPruner(min_resource=searcher.get("min_resource", 1),
+                                              reduction_factor=searcher.get("reduction_factor", 3))
+    return optuna.pruners.NopPruner()
+
+
+def load_study(folder: SweepFolder, searcher: dict, objectives: list[Objective], create: bool) -> Any:
+    import optuna
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    storage = open_storage(folder)
+    kwargs = dict(storage=storage, sampler=make_sampler(searcher), pruner=make_pruner(searcher), study_name=STUDY_NAME)
+    if create and STUDY_NAME not in {s.study_name for s in optuna.get_all_study_summaries(storage)}:
+        return optuna.create_study(directions=[o.direction for o in objectives], **kwargs)
+    return optuna.load_study(**kwargs)
+
+
+def distributions(space: list[Param], grid: bool) -> dict[str, Any]:
+    """What ask() samples: the sampled parameters; a grid's as categorical over its points."""
+    import optuna
+    out = {}
+    for p in space:
+        if p.sampled:
+            out[p.key] = optuna.distributions.CategoricalDistribution(p.grid_values()) if grid else p.distribution()
+    return out
+
+
+def initialize(study: Any, spec: SweepSpec, upf_lines: list, priors: list) -> None:
+    """Enqueue the planned trials and import the priors, skipping any a killed earlier initialisation stored."""
+    import optuna
+    if study.user_attrs.get("initialized"):
+        return
+    existing = study.get_trials(deepcopy=False)
+    known_ids = {t.user_attrs.get("trial_id") for t in existing}
+    known_points = {json.dumps(t.user_attrs.get("sets", {}), sort_keys=True) for t in existing}
+    known_points |= {json.dumps(t.system_attrs.get("fixed_params", {}), sort_keys=True) for t in existing}
+    space_dists = distributions(spec.space, grid=spec.searcher_name == "grid")
+    for index, prior in enumerate(priors):
+        trial_id = f"prior{index:04d}"
+        if trial_id not in known_ids:
+            study.add_trial(optuna.trial.create_trial(
+                params=prior.params, distributions={k: space_dists[k] for k in prior.params}, value=prior.y,
+                user_attrs={"trial_id": trial_id, "imported": True, "sets": {**constants(spec.space), **prior.params}}))
+    if spec.searcher_name == "upf":
+        for line in upf_lines:
+            if line.id not in known_ids:
+                study.enqueue_trial({}, user_attrs={"trial_id": line.id, "sets": {**constants(spec.space), **line.params}})
+    elif spec.searcher_name == "grid":
+        for point in grid_points(spec.space):
+            if json.dumps(point, sort_keys=True) not in known_points:
+                study.enqueue_trial(point)
+    study.set_user_attr("initialized", True)
+
+
+def trial_id_of(trial: Any) -> str:
+    return trial.user_attrs.get("trial_id") or f"t{trial.number:04d}"
+
+
+def budget(spec: SweepSpec, upf_lines: list) -> int:
+    if spec.searcher_name == "upf":
+        return len(upf_lines)
+    if spec.searcher_name == "grid":
+        return len(grid_points(spec.space))
+    return int(spec.max_trials or 1)
+
+
+def counted(trials: list) -> list:
+    """The trials the budget counts: everything but imported priors."""
+    return [t for t in trials if not t.user_attrs.get("imported")]

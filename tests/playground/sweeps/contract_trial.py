@@ -1,0 +1,112 @@
+"""A stand-in trial program for sweep tests: speaks the run-folder contract of `playground run` in ~50 ms.
+
+Same arguments (--parameters-file, --set KEY=VALUE, --run-dir), same files (opts.json, metrics.jsonl with
+"interval" and "epoch" records, results.json, a checkpoint per epoch), same exit codes (0 done, 2 unusable
+opts, 75 stopped by SIGTERM after a checkpoint) and exact resume from the checkpoint. No torch: the learning
+curve is a closed-form function of the parameters, so sweep tests can run dozens of trials in seconds.
+The sweep layer under test is real; only the trainer is replaced.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import signal
+import sys
+import time
+
+stop_requested = False
+
+
+def main() -> int:
+    began = time.time()
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--parameters-file", required=True)
+    parser.add_argument("--defaults-file")
+    parser.add_argument("--set", action="append", default=[], dest="sets")
+    parser.add_argument("--run-dir", required=True)
+    args = parser.parse_args()
+    signal.signal(signal.SIGTERM, _request_stop)
+    with open(args.parameters_file, encoding="utf-8") as handle:
+        opts = json.load(handle)["opts"]
+    for item in args.sets:
+        key, _, text = item.partition("=")
+        section, _, name = key.partition(".")
+        try:
+            opts.setdefault(section, {})[name] = json.loads(text)
+        except json.JSONDecodeError:
+            print(f"error: --set {item}: not JSON", file=sys.stderr)
+            return 2
+    os.makedirs(args.run_dir, exist_ok=True)
+    with open(os.path.join(args.run_dir, "opts.json"), "w", encoding="utf-8") as handle:
+        json.dump({"opts": opts}, handle)
+    epochs = int(opts["epoch_iter"]["num_epochs"])
+    lr = float(opts["model_param"]["base_learning_rate"])
+    decay = float(opts["model_param"].get("weight_decay", 0.0))
+    seconds = float(opts["model_param"].get("contract_epoch_seconds", 0.02))
+    busy = bool(opts["model_param"].get("contract_busy", False))  # burn CPU instead of sleeping (benchmarks)
+    checkpoint = os.path.join(args.run_dir, "checkpoint.json")
+    metrics = os.path.join(args.run_dir, "metrics.jsonl")
+    done, records = 0, []
+    if os.path.isfile(checkpoint):
+        with open(checkpoint, encoding="utf-8") as handle:
+            state = json.load(handle)
+        done, records = state["epochs_done"], state["records"]
+    _rewrite(metrics, records)
+    for epoch in range(done, epochs):
+        _spend(seconds, busy)
+        loss = curve(lr, decay, epoch + 1)
+        for kind in ("interval", "epoch"):
+            record = {"index": len(records), "kind": kind, "epoch": epoch, "iteration": 4 * (epoch + 1),
+                      "epochs": float(epoch + 1), "lr": lr, "wall_time": 0.0, "test_loss": loss,
+                      "test_accuracy_top1": 1.0 - loss / 4.0}
+            records.append(record)
+            with open(metrics, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record) + "\n")
+        _write_checkpoint(checkpoint, epoch + 1, records)
+        if stop_requested and epoch + 1 < epochs:
+            return 75
+    with open(os.path.join(args.run_dir, "results.json"), "w", encoding="utf-8") as handle:
+        json.dump({"metrics": {"test_loss": [r["test_loss"] for r in records]}}, handle)
+    with open(os.path.join(args.run_dir, "contract_times.json"), "w", encoding="utf-8") as handle:
+        json.dump({"began": began, "finished": time.time()}, handle)
+    return 0
+
+
+def _spend(seconds: float, busy: bool) -> None:
+    if not busy:
+        time.sleep(seconds)
+        return
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
+def curve(lr: float, decay: float, epoch: int) -> float:
+    """Loss after `epoch` epochs: best near lr = 0.1, decaying towards a floor set by the parameters."""
+    floor = (math.log10(lr) + 1.0) ** 2 + 100 * decay
+    return floor + 2.0 / epoch
+
+
+def _request_stop(signum, frame) -> None:
+    global stop_requested
+    stop_requested = True
+
+
+def _rewrite(path: str, records: list[dict]) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(r) + "\n" for r in records)
+    os.replace(tmp, path)
+
+
+def _write_checkpoint(path: str, done: int, records: list[dict]) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump({"epochs_done": done, "records": records}, handle)
+    os.replace(tmp, path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
