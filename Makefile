@@ -16,7 +16,7 @@ $(STAMP): setup.cfg pyproject.toml
 venv: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m playground.demo
+	$(BIN)/python -m playground.commands.demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

@@ -35,7 +35,7 @@ import checkpoint_components  # noqa: E402  (after the path set-up)
 import checkpoint_timing as bench  # noqa: E402
 import torch  # noqa: E402
 
-from playground import checkpoint as ckpt  # noqa: E402
+from playground.checkpoints import checkpointer as ckpt  # noqa: E402
 from playground.api import run  # noqa: E402
 
 BATCH, IMAGE = 16, 64

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torchvision
 from torch import nn
 
-from playground.model import Model
+from playground.trainer.model import Model
 
 ARCH = "resnet18"          # set by the benchmark before each run
 

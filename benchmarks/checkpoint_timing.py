@@ -8,7 +8,7 @@ import time
 
 import torch
 
-from playground.train_state import rank_state, shared_state
+from playground.checkpoints.train_state import rank_state, shared_state
 
 SKIP_TRAINING = False
 BASELINE_SAVES = 3

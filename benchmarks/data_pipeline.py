@@ -9,7 +9,7 @@ class folders and as a playground LMDB holding the same bytes (make-lmdb), then 
   b  the decode limit: a bare loop of cv2.imdecode + crop + resize to --imsize on bytes already in memory,
      split over --workers processes (type 0: shorter side to --loadsize then crop; type 1: crop then resize)
   c  our training pipeline, built as the trainer builds it: LmdbImageDataset (gfs_IN1k's augmentation with
-     mirror, RGB, normalised float batches) through playground.batch_stream's DataLoader, --workers workers
+     mirror, RGB, normalised float batches) through playground.data.batch_stream's DataLoader, --workers workers
   d  torchvision ImageFolder + PIL with RandomResizedCrop, RandomHorizontalFlip, ToTensor, Normalize on the
      same images as files, same batch, workers, prefetching and persistent workers
 
@@ -173,10 +173,10 @@ def timed_batches(next_batch, batches: int, batch: int, worker_pids) -> Measure:
 
 
 def our_pipeline(db: str, spec: AugmentSpec, args: argparse.Namespace) -> Measure:
-    from playground.batch_stream import build_train_stream
+    from playground.data.batch_stream import build_train_stream
     from playground.data.lmdb_dataset import LmdbImageDataset
-    from playground.run_context import RunContext
-    from playground.topology import Topology
+    from playground.distribution.run_context import RunContext
+    from playground.distribution.topology import Topology
 
     dataset = LmdbImageDataset(db, spec)
     opts = {"epoch_iter": {"batch_per_device": args.batch, "num_train_sample_per_epoch": 0},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torch import nn
 
-from playground.model import Model
+from playground.trainer.model import Model
 
 
 def make_net(num_classes: int = 10) -> nn.Module:

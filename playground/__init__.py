@@ -1,5 +1,68 @@
 """playground: a parameter-driven experiment playground for PyTorch (Caffe2's Playground, rebuilt).
 
+The framework, one subpackage per part of the architecture:
+
+    options/       the opts: layers, declared keys and types, the built-in schema, the component registry
+    trainer/       the AnyExp loop and its hooks, the model slot, meters, learning-rate schedules
+    distribution/  topology, rendezvous, process groups and collectives, rank failures
+    launch/        from validated opts to running ranks: run folder, plan, spawning, one rank's life
+    checkpoints/   checkpoint policy, files, train state, preemption, pretrained weights
+    outputs/       metrics.jsonl, results.json, plots, logs, atomic writes
+    data/          the batch stream, datasets in any common form, image LMDBs
+    sweeps/        many runs: upf, grids, searchers on Optuna, resume, summaries (runs trials as processes)
+    candle/        CANDLE benchmark scripts: parameter layering and the checkpoint helper
+    commands/      the `playground` command line (nothing else imports it)
+    api.py         the public surface components and scripts import
+
 Importing this package is cheap; heavy modules (torch, cv2, matplotlib) are imported where they are used.
 """
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+
 __version__ = "0.1.0"
+
+# Modules that lived at the top of the package before it had subpackages. User code written against those paths
+# (docs/components.md showed `from playground.meters import Meter`) keeps working: the old name is the new module.
+_MOVED = {
+    "opt_types": "options.value_types", "opts": "options.loader", "opts_layers": "options.layers",
+    "opt_decl": "options.declaration", "builtin_opts": "options.builtin", "schema": "options.schema",
+    "registry": "options.registry", "anyexp": "trainer.anyexp", "trainer_class": "trainer.trainer_class",
+    "model": "trainer.model", "meters": "trainer.meters", "metrics_book": "trainer.metrics_book",
+    "lr_schedule": "trainer.lr_schedule", "progress": "trainer.progress", "seeding": "trainer.seeding",
+    "run_context": "distribution.run_context", "topology": "distribution.topology",
+    "rendezvous": "distribution.rendezvous", "process_group": "distribution.process_group",
+    "distributed": "distribution.collectives", "rank_failure": "distribution.rank_failure",
+    "run_setup": "launch.prepare", "plan": "launch.plan", "worker": "launch.worker",
+    "checkpoint": "checkpoints.checkpointer", "checkpoint_files": "checkpoints.files",
+    "checkpoint_keep": "checkpoints.keep", "checkpoint_policy": "checkpoints.policy",
+    "train_state": "checkpoints.train_state", "preemption": "checkpoints.preemption",
+    "pretrained": "checkpoints.pretrained", "caffe2_pickle": "checkpoints.caffe2_pickle",
+    "plots": "outputs.plots", "run_log": "outputs.run_log", "run_records": "outputs.run_records",
+    "run_summary": "outputs.run_summary", "atomic_files": "outputs.atomic_files",
+    "batch_stream": "data.batch_stream", "demo": "commands.demo",
+}
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """`import playground.meters` gives the module object of playground.trainer.meters (the same one)."""
+
+    def find_spec(self, name: str, path, target=None):
+        prefix, _, old = name.partition(".")
+        if prefix != __name__ or old not in _MOVED:
+            return None
+        return importlib.util.spec_from_loader(name, self)
+
+    def create_module(self, spec):
+        module = importlib.import_module(f"{__name__}.{_MOVED[spec.name.partition('.')[2]]}")
+        spec.loader_state = module.__spec__   # importlib replaces the module's spec with this one; put it back
+        return module
+
+    def exec_module(self, module) -> None:
+        module.__spec__ = module.__spec__.loader_state
+
+
+sys.meta_path.append(_MovedModules())

@@ -1,4 +1,11 @@
-"""Running experiments from Python (notebooks, sweeps, tests): the same path as the command line.
+"""The framework's public surface: what components, hooks and scripts import, and running experiments from Python.
+
+Components import the framework from here only (a test checks it), so its internals can move without breaking
+user code. Names are loaded on first use, so importing this module stays cheap:
+
+    from playground.api import Model, Meter, input_shape, schedule_from_opts, Int, ListOf
+
+Running an experiment from a notebook, a script or a test takes the same path as the command line:
 
     from playground.api import run
     result = run({"input": {...}, "model": {...}, ...}, run_dir="runs/try1", sets=["epoch_iter.num_epochs=2"])
@@ -8,16 +15,70 @@ becoming exit codes. A multi-process run spawns its ranks and returns the result
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from playground.opts_layers import parse_set, set_path
-from playground.run_setup import PreparedRun, prepare
+if TYPE_CHECKING:
+    from playground.launch.prepare import PreparedRun
+
+# public name -> module that defines it
+_EXPORTS = {
+    # the model slot of the trainer and what forward passes need
+    "Model": "playground.trainer.model",
+    "input_shape": "playground.trainer.model",
+    # meters
+    "Meter": "playground.trainer.meters",
+    "Blobs": "playground.trainer.meters",
+    "batch_size_of": "playground.trainer.meters",
+    # learning-rate schedules
+    "LRSchedule": "playground.trainer.lr_schedule",
+    "schedule_from_opts": "playground.trainer.lr_schedule",
+    "SCHEDULE_KEYS": "playground.trainer.lr_schedule",
+    # hooks (docs/hooks.md)
+    "Hook": "playground.trainer.hook",
+    "STAGES": "playground.trainer.hook",
+    # types of declared opts keys
+    **{name: "playground.options.value_types" for name in (
+        "AnyOf", "Anything", "Bool", "Choice", "Float", "Int", "ListOf", "Mapping", "Nullable", "Record", "Str")},
+    "OptsError": "playground.options.layers",
+    # rendezvous
+    "fresh_attempt_store": "playground.distribution.rendezvous",
+    "run_id": "playground.distribution.rendezvous",
+    "RendezvousError": "playground.distribution.rendezvous",
+    # data: the seeded training order (a hand-written loop can visit samples as runs do), image LMDBs (docs/data.md)
+    "pass_permutation": "playground.data.batch_stream",
+    "LmdbImageDataset": "playground.data.lmdb_dataset",
+    "AugmentSpec": "playground.data.augment",
+    "DbRecords": "playground.data.db_records",
+    "DatabaseError": "playground.data.db_records",
+    "CAFFE": "playground.data.db_records",
+    "IMAGENET_MEAN": "playground.data.image_batch",
+    "IMAGENET_STD": "playground.data.image_batch",
+}
+
+__all__ = sorted([*_EXPORTS, "prepare_opts", "run"])
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"playground.api has no {name!r}; it offers: {', '.join(__all__)}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
 
 
 def prepare_opts(opts: dict, run_dir: str | None = None, sets: list[str] | None = None,
                  defaults: dict | None = None) -> PreparedRun:
+    """Layer and validate `opts` (plus --set items and defaults) and write <run_dir>/opts.json; a PreparedRun."""
+    from playground.launch.prepare import prepare
+    from playground.options.layers import parse_set, set_path
     layers: list[tuple[str, dict]] = []
     if defaults:
         layers.append(("defaults", defaults))
@@ -37,11 +98,11 @@ def run(opts: dict, run_dir: str | None = None, sets: list[str] | None = None,
     prepared = prepare_opts(opts, run_dir, sets, defaults)
     topology = prepared.plan.topology
     if topology.spawns:
-        from playground.launch import launch
+        from playground.launch.spawn import launch
         code = launch(prepared)
         if code != 0:
             raise RuntimeError(f"the run in {prepared.run_dir} exited with code {code}")
         with open(os.path.join(prepared.run_dir, "results.json"), encoding="utf-8") as handle:
             return json.load(handle)
-    from playground.worker import run_rank
+    from playground.launch.worker import run_rank
     return run_rank(topology.given_local_rank or 0, prepared.opts, prepared.run_dir, topology, prepared.resolved)

@@ -54,7 +54,7 @@ def add_module_map_argument(parser: argparse.ArgumentParser) -> None:
 
 def _run(module, args: argparse.Namespace) -> int:
     if args.module_map:
-        from playground.registry import ComponentError, use_module_map
+        from playground.options.registry import ComponentError, use_module_map
         try:
             use_module_map(args.module_map)
         except ComponentError as err:

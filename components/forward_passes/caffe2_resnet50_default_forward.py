@@ -17,7 +17,7 @@ import torch
 import torchvision
 from torch import nn
 
-from playground.model import input_shape
+from playground.api import input_shape
 
 
 # Framework keys this component reads (docs/opts.md lists it as their reader).

@@ -17,8 +17,7 @@ from torch import nn
 
 from components.networks.explicit_resnet import BLOCK_COUNTS, STEMS, ExplicitResNet, ResNetSpec
 from components.networks.explicit_resnet_caffe2 import Caffe2BlobError, blobs_to_state_dict, infer_spec
-from playground.model import input_shape
-from playground.opt_types import Int, ListOf
+from playground.api import Int, ListOf, input_shape
 
 # The original Playground's extra depths: non-standard bottleneck layouts, reachable through block_counts.
 # (Its 200 was (3, 32, 36, 3) too; here 200 is the published (3, 24, 36, 3), see docs/resnet.md.)

@@ -5,8 +5,7 @@ import math
 
 from torch import nn
 
-from playground.model import input_shape
-from playground.opt_types import Int, ListOf
+from playground.api import Int, ListOf, input_shape
 
 # Framework keys this component reads (docs/opts.md lists it as their reader).
 reads = ["input.num_classes"]

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from torch import nn
 
-from playground.model import input_shape
-from playground.opt_types import Int, ListOf
+from playground.api import Int, ListOf, input_shape
 
 # Framework keys this component reads (docs/opts.md lists it as their reader).
 reads = ["input.num_classes", "model_param.bn_epsilon", "model_param.bn_momentum"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from playground.opt_types import Float, Int
+from playground.api import Float, Int
 
 additional_definitions = [
     {"name": "input.digits_test_fraction", "type": Float(0, 1, exclusive_minimum=True, exclusive_maximum=True),

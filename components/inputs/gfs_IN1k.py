@@ -10,8 +10,7 @@ when input.num_classes is null. See docs/data.md.
 """
 from __future__ import annotations
 
-from playground.data.image_batch import IMAGENET_MEAN, IMAGENET_STD
-from playground.opt_types import Float, ListOf
+from playground.api import Float, IMAGENET_MEAN, IMAGENET_STD, ListOf
 
 # Framework keys this component reads (docs/opts.md lists it as their reader).
 reads = ["input.train_input_path",
@@ -41,7 +40,7 @@ required = ["input.train_input_path"]
 
 def validate_opts(opts: dict) -> list[str]:
     """Each path is a readable image LMDB; the class count is known; the sizes and normalisation fit."""
-    from playground.data.db_records import CAFFE, DatabaseError, DbRecords
+    from playground.api import CAFFE, DatabaseError, DbRecords
 
     i, problems = opts["input"], []
     for key in ("train_input_path", "test_input_path"):
@@ -70,7 +69,7 @@ def validate_opts(opts: dict) -> list[str]:
 
 def dataset_sizes(opts: dict) -> dict[str, int]:
     """Records per database, from its metadata (no image is read); called after validate_opts found them usable."""
-    from playground.data.db_records import DbRecords
+    from playground.api import DbRecords
 
     sizes = {}
     for split, key in (("train", "train_input_path"), ("test", "test_input_path")):
@@ -95,8 +94,7 @@ def gen_input_builder_fun(self, model, dataset, is_train):
 
 
 def _dataset(opts: dict, path: str, is_train: bool):
-    from playground.data.augment import AugmentSpec
-    from playground.data.lmdb_dataset import LmdbImageDataset
+    from playground.api import AugmentSpec, LmdbImageDataset
 
     i = opts["input"]
     spec = AugmentSpec(is_train=is_train, loadsize=i["loadsize"], imsize=i["imsize"],

@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 from torch.utils.data import Dataset
 
-from playground.opt_types import Float, Int, ListOf
+from playground.api import Float, Int, ListOf
 
 additional_definitions = [
     {"name": "input.num_classes", "type": Int(1), "default": 10, "help": "Number of classes of the synthetic data."},

@@ -1,7 +1,7 @@
 """ComputeLoss: the mean loss over every sample added since the last record point (and over all ranks)."""
 from __future__ import annotations
 
-from playground.meters import Meter, batch_size_of
+from playground.api import Meter, batch_size_of
 
 
 class ComputeLoss(Meter):

@@ -1,7 +1,7 @@
 """ComputeTopKAccuracy: the fraction of samples whose label is among the `topk` highest scores."""
 from __future__ import annotations
 
-from playground.meters import Meter, batch_size_of
+from playground.api import Meter, batch_size_of
 
 
 class ComputeTopKAccuracy(Meter):

@@ -5,7 +5,7 @@ The original also fed a constant learning rate of 0.05 before every iteration an
 """
 from __future__ import annotations
 
-from playground.model import Model
+from playground.api import Model
 
 
 def init_model(self) -> None:

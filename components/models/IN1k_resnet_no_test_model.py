@@ -1,7 +1,7 @@
 """The resnet demo's model without a test model: training only, no test batches (the original's debugging variant)."""
 from __future__ import annotations
 
-from playground.model import Model
+from playground.api import Model
 
 
 def init_model(self) -> None:

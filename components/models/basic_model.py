@@ -1,7 +1,7 @@
 """A train model and a test model sharing its network; every per-iteration hook is the framework's default."""
 from __future__ import annotations
 
-from playground.model import Model
+from playground.api import Model
 
 
 def init_model(self) -> None:

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from playground.lr_schedule import SCHEDULE_KEYS, schedule_from_opts
-from playground.opt_types import Float
+from playground.api import Float, SCHEDULE_KEYS, schedule_from_opts
 
 # Framework keys this component reads (docs/opts.md lists it as their reader).
 reads = ["model_param.weight_decay", *SCHEDULE_KEYS]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from playground.lr_schedule import schedule_from_opts
+from playground.api import schedule_from_opts
 
 # Framework keys this component reads (docs/opts.md lists it as their reader).
 reads = ["model_param.base_learning_rate", "model_param.lr_scale_by_batch", "model_param.warmup_epochs"]

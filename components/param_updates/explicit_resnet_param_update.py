@@ -2,7 +2,7 @@
 
 `weight_decay` applies to convolution and linear weights, `weight_decay_bn` to batch-norm (and other
 normalisation) parameters and to every bias. The rate is `base_learning_rate` shaped by `lr_policy`,
-`lr_step_epochs`, `lr_gamma`, `warmup_epochs` and `lr_scale_by_batch` (playground/lr_schedule.py), a pure
+`lr_step_epochs`, `lr_gamma`, `warmup_epochs` and `lr_scale_by_batch` (playground/trainer/lr_schedule.py), a pure
 function of the position in training, so a resumed run continues the same curve. (The original ignored
 base_learning_rate and fed a constant 0.05.)
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from playground.lr_schedule import SCHEDULE_KEYS, schedule_from_opts
+from playground.api import SCHEDULE_KEYS, schedule_from_opts
 
 _NORMALISATION = (nn.modules.batchnorm._BatchNorm, nn.GroupNorm, nn.LayerNorm)
 

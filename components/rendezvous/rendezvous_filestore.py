@@ -1,7 +1,7 @@
 """Ranks meet through a file on a folder every host can reach (the original Playground's rendezvous).
 
 The file is `<distributed.rendezvous_path>/playground-<run id>.store`; the run id is the same on every host
-(see playground/rendezvous.py), and each attempt of a run meets under its own prefix in that file, so a file
+(see playground/distribution/rendezvous.py), and each attempt of a run meets under its own prefix in that file, so a file
 left behind by a killed attempt is never reused. A single-host run may leave the path empty: the file then
 goes in the run folder.
 """
@@ -11,7 +11,7 @@ import os
 
 import torch.distributed as dist
 
-from playground.rendezvous import fresh_attempt_store, run_id
+from playground.api import fresh_attempt_store, run_id
 
 additional_definitions = [
     {"name": "distributed.rendezvous_path", "type": str, "default": "",

@@ -9,7 +9,7 @@ import datetime
 
 import torch.distributed as dist
 
-from playground.opt_types import Int
+from playground.api import Int
 
 additional_definitions = [
     {"name": "distributed.master_addr", "type": str, "default": "127.0.0.1",

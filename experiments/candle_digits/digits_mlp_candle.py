@@ -59,7 +59,7 @@ def evaluate(model: nn.Module, loss_fn: nn.Module, x: torch.Tensor, y: torch.Ten
 
 def run(params: dict) -> dict:
     from components.inputs.digits_arrays import load_digits_split
-    from playground.batch_stream import pass_permutation
+    from playground.api import pass_permutation
 
     seed = params["rng_seed"]
     random.seed(seed)

@@ -15,7 +15,7 @@ import os
 import sys
 
 from playground.candle.params import read_defaults_file, resolve_params
-from playground.opts_layers import OptsError
+from playground.options.layers import OptsError
 
 _command_defaults_file: str | None = None       # set by `playground candle --defaults-file`
 _under_command = False

@@ -30,14 +30,14 @@ from typing import Any
 
 import torch
 
-from playground.checkpoint_choice import choose_checkpoint, own_name
-from playground.checkpoint_files import (FORMAT, VERSION, CheckpointError, append_log, save_state, set_pointer,
+from playground.checkpoints.choice import choose_checkpoint, own_name
+from playground.checkpoints.files import (FORMAT, VERSION, CheckpointError, append_log, save_state, set_pointer,
                                          write_completed_info)
-from playground.checkpoint_keep import apply_keep_limit
-from playground.checkpoint_policy import SavePolicy
+from playground.checkpoints.keep import apply_keep_limit
+from playground.checkpoints.policy import SavePolicy
 from playground.candle.run_folder import CandleRunFolder, active_run
-from playground.preemption import Preempted
-from playground.train_state import rng_state, set_rng_state
+from playground.checkpoints.preemption import Preempted
+from playground.checkpoints.train_state import rng_state, set_rng_state
 
 DEFAULTS = {"ckpt_restart_mode": "auto", "ckpt_save_best": True, "ckpt_save_best_metric": "val_loss",
             "ckpt_skip_epochs": 0, "ckpt_save_interval": 1, "ckpt_checksum": False, "ckpt_keep_mode": "linear",

@@ -15,8 +15,8 @@ import difflib
 import json
 from typing import Any
 
-from playground.opt_types import Bool, Choice, Float, Int, ListOf, OptType, OptTypeError, Str, from_python_type
-from playground.opts_layers import OptsError, describe_origin, literal_value, merge, read_ini
+from playground.options.value_types import Bool, Choice, Float, Int, ListOf, OptType, OptTypeError, Str, from_python_type
+from playground.options.layers import OptsError, describe_origin, literal_value, merge, read_ini
 
 # CANDLE's common parameters (a subset of its default_utils table) and ckpt_keras_utils' keys, with their types.
 COMMON: dict[str, OptType] = {

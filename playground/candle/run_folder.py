@@ -12,9 +12,9 @@ import os
 import time
 from typing import Any
 
-from playground.atomic_files import write_json
-from playground.outputs import RunOutputs, best_point
-from playground.preemption import Preemption
+from playground.outputs.atomic_files import write_json
+from playground.outputs.run_outputs import RunOutputs, best_point
+from playground.checkpoints.preemption import Preemption
 
 _ACTIVE: "CandleRunFolder | None" = None
 

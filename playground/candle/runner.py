@@ -16,8 +16,8 @@ from typing import IO
 
 from playground.candle import benchmark
 from playground.candle.params import read_defaults_file, read_parameters_file, parse_set, resolve_params
-from playground.opts_layers import OptsError
-from playground.preemption import EXIT_PREEMPTED
+from playground.options.layers import OptsError
+from playground.checkpoints.preemption import EXIT_PREEMPTED
 
 log = logging.getLogger("playground")
 
@@ -40,7 +40,7 @@ def run_candle(command: CandleCommand) -> int:
         return 2
     for line in warnings:
         print(f"playground candle: warning: {line}", file=sys.stderr)
-    from playground.run_setup import default_run_dir
+    from playground.launch.prepare import default_run_dir
     run_dir = os.path.abspath(command.run_dir or default_run_dir(os.path.splitext(os.path.basename(command.script))[0]))
     params.setdefault("ckpt_directory", os.path.join(run_dir, "checkpoints"))
     return _run(module, params, command.script, run_dir)
@@ -98,9 +98,9 @@ def resolved_params(module: ModuleType, command: CandleCommand) -> tuple[dict, l
 def _run(module: ModuleType, params: dict, script: str, run_dir: str) -> int:
     from playground.candle.history import history_lists
     from playground.candle.run_folder import CandleRunFolder, activate
-    from playground.checkpoint_files import CheckpointError
-    from playground.preemption import Preempted
-    from playground.run_log import close_logging, setup_logging
+    from playground.checkpoints.files import CheckpointError
+    from playground.checkpoints.preemption import Preempted
+    from playground.outputs.run_log import close_logging, setup_logging
 
     folder = CandleRunFolder(run_dir, script)
     try:

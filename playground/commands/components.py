@@ -15,7 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     import sys
 
-    from playground.registry import ComponentError, module_map, resolve
+    from playground.options.registry import ComponentError, module_map, resolve
     rows = []
     for name in module_map():
         try:

@@ -29,10 +29,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     import torch
 
-    from playground.atomic_files import write_with
-    from playground.caffe2_pickle import Caffe2PickleError, read_caffe2_checkpoint
-    from playground.opts_layers import OptsError, load_blob_file
-    from playground.registry import ComponentError, resolve
+    from playground.outputs.atomic_files import write_with
+    from playground.checkpoints.caffe2_pickle import Caffe2PickleError, read_caffe2_checkpoint
+    from playground.options.layers import OptsError, load_blob_file
+    from playground.options.registry import ComponentError, resolve
 
     try:
         component = resolve(args.forward_pass, "forward_pass", where="--forward-pass")

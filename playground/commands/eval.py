@@ -32,9 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from playground.opts_layers import OptsError, load_blob_file, parse_set, set_path
-    from playground.registry import ComponentError
-    from playground.run_setup import default_run_dir, prepare
+    from playground.options.layers import OptsError, load_blob_file, parse_set, set_path
+    from playground.options.registry import ComponentError
+    from playground.launch.prepare import default_run_dir, prepare
 
     try:
         checkpoint, run_dir = find_checkpoint(args.target)
@@ -52,7 +52,7 @@ def main(args: argparse.Namespace) -> int:
     except (EvalError, OptsError, ComponentError) as err:
         print(f"playground eval: error: {err}", file=sys.stderr)
         return 2
-    from playground.launch import launch
+    from playground.launch.spawn import launch
     code = launch(prepared)
     if code != 0:
         return code
@@ -61,7 +61,7 @@ def main(args: argparse.Namespace) -> int:
 
 def find_checkpoint(target: str) -> tuple[str, str | None]:
     """(checkpoint file, run folder or None) for a checkpoint file or a run folder."""
-    from playground.checkpoint_files import read_pointer
+    from playground.checkpoints.files import read_pointer
 
     if os.path.isfile(target):
         folder = os.path.dirname(os.path.dirname(os.path.abspath(target)))
@@ -103,8 +103,8 @@ def eval_layer(checkpoint: str, out: str) -> dict:
 
 
 def report(checkpoint: str, out: str) -> int:
-    from playground.atomic_files import write_json
-    from playground.run_records import read_run
+    from playground.outputs.atomic_files import write_json
+    from playground.outputs.run_records import read_run
 
     records = read_run(out).records
     full = [r for r in records if r.get("kind") == "epoch"]

@@ -19,8 +19,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from playground.plots import draw_runs, plot_filename
-    from playground.run_records import RunRecordsError, read_run
+    from playground.outputs.plots import draw_runs, plot_filename
+    from playground.outputs.run_records import RunRecordsError, read_run
 
     try:
         runs = [read_run(folder) for folder in args.run_dirs]

@@ -32,11 +32,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from playground.opts_layers import OptsError
-    from playground.registry import ComponentError
-    from playground.run_setup import prepare_run
+    from playground.options.layers import OptsError
+    from playground.options.registry import ComponentError
+    from playground.launch.prepare import prepare_run
 
-    from playground.data_form_check import check_input_forms
+    from playground.data.form_check import check_input_forms
 
     try:
         prepared = prepare_run(args)
@@ -53,8 +53,8 @@ def main(args: argparse.Namespace) -> int:
         print(prepared.plan.describe())
         print("\nresolved opts:\n" + json.dumps({"opts": prepared.opts}, indent=2))
         return 0
-    from playground.launch import launch
-    from playground.preemption import EXIT_PREEMPTED
+    from playground.launch.spawn import launch
+    from playground.checkpoints.preemption import EXIT_PREEMPTED
     code = launch(prepared)
     if code == EXIT_PREEMPTED and not args.run_dir:
         print(f"playground: the run folder is {prepared.run_dir}; resume it with:\n  {resume_command(args, prepared.run_dir)}",

@@ -11,7 +11,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from playground import schema
+    from playground.options import schema
     if args.format == "markdown":
         print(schema.markdown(), end="")
     else:

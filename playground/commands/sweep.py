@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from playground.opts_layers import OptsError  # SweepError is one
+    from playground.options.layers import OptsError  # SweepError is one
     try:
         return _dispatch(args)
     except OptsError as err:

@@ -16,7 +16,7 @@ from typing import Any
 import lmdb
 import numpy as np
 
-from playground.data_errors import DataError
+from playground.data.worker_errors import DataError
 from playground.data.caffe_datum import datum_to_record, parse_datum
 from playground.data.record_format import (META_KEY, ImageRecord, RecordError, is_playground_record, record_key,
                                            unpack_meta, unpack_record)

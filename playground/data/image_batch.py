@@ -7,7 +7,7 @@ training process copies nothing; when the loader allows it (`reuse_buffers`), a 
 of such buffers instead of faulting in fresh pages for every batch. The defaults are ImageNet's RGB mean and std (values in [0, 1]).
 
 Records skipped under input.bad_record "skip" arrive as SkippedRecord and are counted: the collate function
-returns (images, labels, skipped), the form playground/batch_stream.py sums per epoch.
+returns (images, labels, skipped), the form playground/data/batch_stream.py sums per epoch.
 """
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ class ImageBatcher:
     def reuse_buffers(self, slots: int) -> None:
         """In loader workers, write batches into a ring of `slots` shared buffers instead of fresh ones.
 
-        The caller (playground/batch_stream.py) promises a batch is no longer read once its worker has made
+        The caller (playground/data/batch_stream.py) promises a batch is no longer read once its worker has made
         `slots` more; the trainer process (no worker) always gets fresh tensors.
         """
         self._slots = slots

@@ -1,6 +1,6 @@
 """LmdbImageDataset: a map-style torch Dataset of augmented images from one LMDB (playground or Caffe format).
 
-The framework (playground/batch_stream.py) asks for `get_sample(index, data_pass)` and batches with
+The framework (playground/data/batch_stream.py) asks for `get_sample(index, data_pass)` and batches with
 `collate_fn`; samples are ImageSample (uint8, augmented) so that normalisation happens once, straight into
 the batch tensor (image_batch.py). `dataset[index]` gives the finished (CxHxW float tensor, label) pair as
 in the first data pass, for inspection and for code that expects a plain dataset.

@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from playground.atomic_files import write_json
+from playground.outputs.atomic_files import write_json
 from playground.sweeps.asha import AdaptiveAsha, make_brackets
 from playground.sweeps.folder import SweepFolder
 from playground.sweeps.space import constants

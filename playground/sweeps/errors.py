@@ -1,7 +1,7 @@
 """`SweepError`: a sweep that cannot start (bad spec, upf, restart file, opts keys); the command exits 2."""
 from __future__ import annotations
 
-from playground.opts_layers import OptsError
+from playground.options.layers import OptsError
 
 
 class SweepError(OptsError):

@@ -11,7 +11,7 @@ import socket
 import time
 from typing import Any
 
-from playground.atomic_files import write_json
+from playground.outputs.atomic_files import write_json
 from playground.sweeps.errors import SweepError
 from playground.sweeps.spec import identity_part
 

@@ -23,10 +23,10 @@ class BaseOpts:
 
 
 def load_base(spec: SweepSpec) -> BaseOpts:
-    from playground.builtin_opts import BUILTIN_OPTS, SECTIONS
-    from playground.opts import resolve_opts
-    from playground.opts_layers import OptsError, load_blob_file, load_defaults_file
-    from playground.registry import ComponentError
+    from playground.options.builtin import BUILTIN_OPTS, SECTIONS
+    from playground.options.loader import resolve_opts
+    from playground.options.layers import OptsError, load_blob_file, load_defaults_file
+    from playground.options.registry import ComponentError
     layers: list[tuple[str, dict]] = []
     try:
         if spec.defaults_file:
@@ -42,7 +42,7 @@ def load_base(spec: SweepSpec) -> BaseOpts:
 
 
 def nested(point: dict[str, Any]) -> dict:
-    from playground.opts_layers import set_path
+    from playground.options.layers import set_path
     tree: dict = {}
     for key, value in point.items():
         set_path(tree, key, value)
@@ -51,9 +51,10 @@ def nested(point: dict[str, Any]) -> dict:
 
 def check_points(base: BaseOpts, points: list[tuple[str, dict[str, Any]]]) -> None:
     """Resolve base + each point; raise one `SweepError` listing every problem, each naming its trial."""
-    from playground.opts import closest_hint, resolve_opts
-    from playground.opts_layers import OptsError
-    from playground.registry import ComponentError
+    from playground.options.loader import resolve_opts
+    from playground.options.unknown_keys import closest_hint
+    from playground.options.layers import OptsError
+    from playground.options.registry import ComponentError
     problems: list[str] = []
     for where, point in points:
         try:
@@ -71,7 +72,7 @@ def check_points(base: BaseOpts, points: list[tuple[str, dict[str, Any]]]) -> No
 
 def check_objectives(spec: SweepSpec, base: BaseOpts) -> list[Objective]:
     """The objectives, defaulted to the first test metric (min for a loss, else max); each must be a test metric."""
-    from playground.opts import closest_hint
+    from playground.options.unknown_keys import closest_hint
     objectives = spec.objectives
     if not objectives:
         if not base.test_metrics:
@@ -87,7 +88,7 @@ def check_objectives(spec: SweepSpec, base: BaseOpts) -> list[Objective]:
 
 
 def _under_container(key: str, declarations: dict) -> bool:
-    from playground.opt_types import Anything, Mapping
+    from playground.options.value_types import Anything, Mapping
     parts = key.split(".")
     for n in range(1, len(parts)):
         decl = declarations.get(".".join(parts[:n]))

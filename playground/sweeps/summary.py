@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from playground.atomic_files import atomic_open, write_json
+from playground.outputs.atomic_files import atomic_open, write_json
 from playground.sweeps.folder import SweepFolder
 from playground.sweeps.metrics_tail import epoch_records, objective_value
 from playground.sweeps.spec import Objective

@@ -1,4 +1,4 @@
-"""The trainer's parts beside the AnyExp loop (playground/anyexp.py): the hook base class and stage order
+"""The trainer's parts beside the AnyExp loop (playground/trainer/anyexp.py): the hook base class and stage order
 (hook.py), the ordered hook list a run builds from its opts (hook_list.py), the training step with its
 precision and accumulation (train_step.py), and one built-in hook per file in hooks/.
 

@@ -43,6 +43,8 @@ class Hook:
     """
 
     name: str = ""
+    # How the component registry (playground/options/registry.py) recognises a hook without importing the trainer.
+    is_playground_hook = True
 
     def __init__(self, trainer: Any) -> None:
         self.trainer = trainer

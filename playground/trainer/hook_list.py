@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Iterator
 
-from playground.registry import ComponentError, resolve
+from playground.options.registry import ComponentError, resolve
 from playground.trainer.hook import Hook
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from playground.opts import resolve_opts
+from playground.options.loader import resolve_opts
 from tests.conftest import tiny_opts
 
 

@@ -12,7 +12,7 @@ import torch
 
 from playground.api import run
 from playground.candle.runner import CandleCommand, run_candle
-from playground.checkpoint_files import load_state, read_pointer
+from playground.checkpoints.files import load_state, read_pointer
 from tests.conftest import REPO, load_experiment, run_cli
 
 SCRIPT = str(REPO / "experiments" / "candle_digits" / "digits_mlp_candle.py")

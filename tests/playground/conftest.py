@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from tests.playground.interrupted_runs import RunFolder, checkpoint_opts
+from tests.playground.checkpoints.interrupted_runs import RunFolder, checkpoint_opts
 
 
 class Reference:

@@ -1,7 +1,7 @@
-"""Terminal progress on rank 0 (playground/progress.py): the bar moves each iteration, record points are logged."""
+"""Terminal progress on rank 0 (playground/trainer/progress.py): the bar moves each iteration, record points are logged."""
 from __future__ import annotations
 
-from playground.progress import Progress
+from playground.trainer.progress import Progress
 from playground.trainer.hook import Hook
 
 

@@ -4,7 +4,7 @@ the meters over ranks, computes throughput from the interval timer, lets every h
 (`after_record`), then appends it to metrics.jsonl."""
 from __future__ import annotations
 
-from playground import distributed as dist_utils
+from playground.distribution import collectives as dist_utils
 from playground.trainer.hook import Hook
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from playground import distributed as dist_utils
+from playground.distribution import collectives as dist_utils
 from playground.trainer.hook import Hook
 
 

@@ -10,7 +10,7 @@ from torch import nn
 from components.forward_passes.explicit_resnet_forward import gen_forward_pass_builder_fun
 from components.networks.explicit_resnet import Bottleneck
 from playground.api import run
-from playground.opts_layers import OptsError
+from playground.options.layers import OptsError
 from tests.components.resnet_opts import resnet_opts, resolved, trainer_stub
 from tests.conftest import run_cli
 

@@ -8,7 +8,7 @@ import pytest
 from playground.api import prepare_opts, run
 from playground.data.db_records import RecordReadError
 from playground.data.record_format import ImageRecord, pack_record, record_key
-from playground.opts_layers import OptsError
+from playground.options.layers import OptsError
 from tests.conftest import tiny_opts
 from tests.image_lmdbs import caffe_datums, corrupt_record, make_image_lmdb, write_caffe_lmdb
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 
 from components.meters.compute_loss import ComputeLoss
-from playground.meters import Blobs
+from playground.trainer.meters import Blobs
 
 
 def blobs(loss: float, n: int) -> Blobs:

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from components.meters.compute_topk_accuracy import ComputeTopKAccuracy
-from playground.meters import Blobs
+from playground.trainer.meters import Blobs
 
 LOGITS = torch.tensor([[0.1, 0.7, 0.2],    # top1 1, top2 {1, 2}
                        [0.5, 0.3, 0.2],    # top1 0, top2 {0, 1}

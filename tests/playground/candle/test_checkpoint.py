@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from playground.candle import CandleCheckpoint
-from playground.checkpoint_files import CheckpointError, read_pointer
+from playground.checkpoints.files import CheckpointError, read_pointer
 
 
 def params_for(tmp_path, **keys) -> dict:

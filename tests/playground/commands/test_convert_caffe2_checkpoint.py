@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from components.forward_passes.explicit_resnet_forward import gen_forward_pass_builder_fun
-from playground.pretrained import load_pretrained
+from playground.checkpoints.pretrained import load_pretrained
 from tests.components.networks.caffe2_resnet_blobs import caffe2_forward, make_blobs
 from tests.components.resnet_opts import resnet_opts, trainer_stub
 from playground.cli import main

@@ -104,7 +104,7 @@ def test_a_stopped_run_without_run_dir_prints_its_folder_and_resume_command_and_
     import sys
     import time
 
-    from tests.playground.interrupted_runs import OVERRIDE, OVERRIDE_NAME, checkpoint_opts
+    from tests.playground.checkpoints.interrupted_runs import OVERRIDE, OVERRIDE_NAME, checkpoint_opts
     (tmp_path / f"{OVERRIDE_NAME}.py").write_text(OVERRIDE)
     (tmp_path / "exp.json").write_text(json.dumps({"opts": checkpoint_opts()}))
     env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=str(tmp_path), PLAYGROUND_TEST_ITER_SLEEP="0.05")

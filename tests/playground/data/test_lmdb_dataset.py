@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 import torch
 
-from playground.batch_stream import build_test_stream, build_train_stream
+from playground.data.batch_stream import build_test_stream, build_train_stream
 from playground.data.augment import AugmentSpec
 from playground.data.db_records import RecordReadError
 from playground.data.image_batch import SkippedRecord
 from playground.data.lmdb_dataset import LmdbImageDataset
 from playground.data.lmdb_writer import LmdbWriter
 from playground.data.record_format import ImageRecord, pack_record, record_key
-from playground.run_context import RunContext
-from playground.topology import Topology
+from playground.distribution.run_context import RunContext
+from playground.distribution.topology import Topology
 from tests.conftest import REPO
 from tests.image_lmdbs import caffe_datums, class_color_image, corrupt_record, make_image_lmdb, write_caffe_lmdb
 
@@ -112,7 +112,7 @@ FORK_AFTER_OPENCV_THREADS = """
 import sys, cv2, numpy as np
 from playground.data.lmdb_dataset import LmdbImageDataset
 from tests.playground.data.test_lmdb_dataset import TRAIN, context, loader_opts
-from playground.batch_stream import build_train_stream
+from playground.data.batch_stream import build_train_stream
 rng = np.random.default_rng(0)
 for _ in range(30):                     # the trainer process uses OpenCV's thread pool before the loader forks
     image = rng.integers(0, 255, (375, 500, 3), dtype=np.uint8)

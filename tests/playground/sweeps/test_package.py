@@ -11,7 +11,7 @@ def test_importing_the_sweep_package_does_not_import_the_trainer():
     code = ("import importlib, pkgutil, sys, playground.sweeps as p\n"
             "for m in pkgutil.iter_modules(p.__path__): importlib.import_module('playground.sweeps.' + m.name)\n"
             "import playground.commands.sweep\n"
-            "bad = [m for m in ('playground.anyexp', 'playground.worker', 'playground.launch', 'torch', 'optuna',"
+            "bad = [m for m in ('playground.trainer.anyexp', 'playground.launch.worker', 'playground.launch.spawn', 'torch', 'optuna',"
             " 'matplotlib') if m in sys.modules]\n"
             "print(bad); sys.exit(1 if bad else 0)")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from tests.conftest import REPO
-from tests.playground.test_anyexp import user_modules  # noqa: F401 - the fixture: modules outside the repository
+from tests.playground.trainer.test_anyexp import user_modules  # noqa: F401 - the fixture: modules outside the repository
 
 
 def doc_example(marker: str) -> str:

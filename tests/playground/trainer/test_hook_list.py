@@ -1,5 +1,5 @@
 """User hooks in model.hooks_py beside built-in hooks and override modules, and their state across a resume
-(playground/trainer/hook_list.py, hook.py; the hook kind of playground/registry.py)."""
+(playground/trainer/hook_list.py, hook.py; the hook kind of playground/options/registry.py)."""
 from __future__ import annotations
 
 import json
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from playground.api import run
-from playground.opts_layers import OptsError
+from playground.options.layers import OptsError
 from tests.conftest import tiny_opts
 from tests.playground.trainer.conftest import STAGE_LOG, STEP_COUNTER
 

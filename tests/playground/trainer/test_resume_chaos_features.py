@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tests.playground.interrupted_runs import (RunFolder, _assert_equal_tensors, assert_same_records,
+from tests.playground.checkpoints.interrupted_runs import (RunFolder, _assert_equal_tensors, assert_same_records,
                                                assert_same_training_state, checkpoint_opts)
 from tests.playground.test_resume_chaos import kill_at_random_moments
 from tests.playground.trainer.conftest import STEP_COUNTER

@@ -1,0 +1,244 @@
+"""Checkpointing of a run: when to save (checkpoint_policy.py), what (train_state.py), where to resume from.
+
+Saving: at epoch ends and every `ckpt_every_n_iters` iterations as the policy says, and on preemption. Every
+rank contributes its RNG and data state; rank 0 copies the state (the loop's only stall) and a background
+thread writes the file, its info file, then moves the `last` (and `best`) pointer, notes it in ckpt.log and
+applies the keep limit. At most one write is in flight; a failed write is raised in the loop at the next
+iteration (or at the end), and every earlier checkpoint stays intact. The checkpointer never sees the trainer:
+the caller hands it the position and two functions that capture the states (`StateCapture`).
+
+Restoring (`ckpt_restart_mode` auto or required): rank 0 follows `last`; a checkpoint failing its checksum or
+its load is reported and the previous one is tried; all ranks then load the chosen file. The run id stored in
+the checkpoint survives resumes: the keep limit deletes only that run's files.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from playground.distribution import collectives as dist_utils
+from playground.checkpoints.choice import choose_checkpoint, own_name
+from playground.checkpoints.files import (FORMAT, VERSION, CheckpointError, append_log, load_state, save_state,
+                                         set_pointer, write_info)
+from playground.checkpoints.keep import apply_keep_limit
+from playground.checkpoints.policy import SavePolicy
+from playground.checkpoints.preemption import Preempted, Preemption
+from playground.checkpoints.train_state import Snapshot
+
+
+@dataclass
+class StateCapture:
+    """What a save needs from the loop: where it is, its last record point, and how to capture the states.
+
+    `shared(epoch, epoch_iter)` gives rank 0's part (referencing live tensors: the checkpointer copies them);
+    `rank()` this rank's part. Both are called on the ranks that need them only, at the save.
+    """
+    global_iter: int
+    epoch_iterations: int
+    record: dict | None
+    shared: Callable[[int, int], dict]
+    rank: Callable[[], dict]
+
+
+class Checkpointer:
+    """The run's checkpoints: every rank calls each public method at the same points of the loop."""
+
+    def __init__(self, opts: dict, run_dir: str, is_writer: bool, world_size: int, log: Any) -> None:
+        self.output = opts["output"]
+        self.log = log
+        self.is_writer, self.world_size = is_writer, world_size
+        self.metric_names = [m["name"] for m in self.output["metrics"]]
+        folder = self.output["checkpoint_folder"] or os.path.join(run_dir, "checkpoints")
+        self.folder = os.path.abspath(folder)
+        self.run_id = uuid.uuid4().hex[:12]
+        self.opts_hash = opts_hash(opts)
+        self.opts = opts
+        self.policy = SavePolicy(self.output, opts["epoch_iter"]["num_epochs"])
+        self.resumed_from: str | None = None
+        self.last_path: str | None = None
+        self.best_path: str | None = None
+        self.preemption = Preemption()
+        self.last_stall_secs = 0.0    # how long the last save blocked the loop (rank 0), for benchmarks
+        self._snapshot = Snapshot()
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+    # ------------------------------------------------------------------ restoring
+    def restore(self) -> tuple[str, dict] | None:
+        """Per ckpt_restart_mode, the checkpoint to resume from and its state (the same on every rank), or None.
+
+        The caller loads the state into the trainer and its hooks."""
+        mode = self.output["ckpt_restart_mode"]
+        if mode == "off":
+            return None
+        path, state = self._choose() if self.is_writer else (None, None)
+        path = dist_utils.broadcast_from_writer(path)
+        if path is None:
+            if mode == "required":
+                raise CheckpointError(f"output.ckpt_restart_mode is 'required' but {self.folder} holds no usable "
+                                      "checkpoint (no 'last' pointer, or every candidate failed its check; see "
+                                      "ckpt.log there). Point 'last' at a checkpoint, or use mode auto to start "
+                                      "afresh.")
+            return None
+        if state is None:
+            state = load_state(path)
+        self._adopt(path, state)
+        self.log.info("resumed from %s (epoch %d, iteration %d of the epoch)", path, state["epoch"], state["epoch_iter"])
+        changed = changed_keys(state.get("opts", {}), self.opts)
+        if changed:
+            self.log.info("the opts differ from the checkpoint's in: %s", ", ".join(changed))
+        if self.is_writer:
+            append_log(self.folder, f"resumed from {os.path.basename(path)} (run {self.run_id})")
+        return path, state
+
+    def _adopt(self, path: str, state: dict) -> None:
+        """Continue the checkpoint's run: its id, its best value and best file."""
+        self.run_id, self.resumed_from, self.last_path = state["run_id"], path, path
+        best = state.get("best") or {}
+        self.policy.best_value = best.get("value")
+        best_file = os.path.join(self.folder, best["file"]) if best.get("file") else None
+        self.best_path = best_file if best_file and os.path.isfile(best_file) else None
+
+    def _choose(self) -> tuple[str | None, dict | None]:
+        return choose_checkpoint(self.folder, self.output["ckpt_checksum"], self.log)
+
+    # ------------------------------------------------------------------ saving
+    def save_epoch(self, epochs_done: int, capture: StateCapture, path_of: Callable[[int], str]) -> str | None:
+        """Checkpoint after `epochs_done` epochs if the policy (or a stop request) says so; return the path.
+
+        `path_of(epochs_done)` names the file (the trainer's gen_checkpoint_path), asked only when saving."""
+        due, improved = dist_utils.broadcast_from_writer(self.policy.epoch_due(epochs_done, capture.record))
+        stop = self.preemption.should_stop(self.world_size, capture.global_iter, agree_now=True)
+        if not (due or stop):
+            return None
+        path = path_of(epochs_done)
+        saved = self._save(path, epochs_done, 0, "epoch" if due else "preemption", improved, capture)
+        if stop:
+            self._stop()
+        return saved
+
+    def after_iteration(self, epoch: int, iters_done: int, capture: StateCapture) -> str | None:
+        """Mid-epoch checkpoints (ckpt_every_n_iters) and preemption, at an iteration boundary; the path saved."""
+        stop = self.preemption.should_stop(self.world_size, capture.global_iter)
+        saved = None
+        if stop or self.policy.iteration_due(epoch, capture.global_iter, iters_done, capture.epoch_iterations):
+            path = os.path.join(self.folder, f"model_checkpoint_epoch{epoch}_iter{iters_done}.pt")
+            saved = self._save(path, epoch, iters_done, "preemption" if stop else "iteration", False, capture)
+        if stop:
+            self._stop()
+        return saved
+
+    def _stop(self) -> None:
+        self.finish()
+        dist_utils.barrier()   # no rank exits before rank 0's checkpoint is on disk
+        raise Preempted(self.preemption.signal_name or "a signal on another rank")
+
+    def _save(self, path: str, epoch: int, epoch_iter: int, kind: str, best: bool, capture: StateCapture) -> str:
+        self.raise_pending_error()
+        started = time.perf_counter()
+        ranks = dist_utils.gather_to_writer(capture.rank())
+        if not self.is_writer:
+            return path
+        self._join()
+        path = self._own_name(path)
+        best_path = path if best else self.best_path
+        state = self._snapshot.copy(capture.shared(epoch, epoch_iter))
+        state.update(ranks=ranks, run_id=self.run_id,
+                     best={"value": self.policy.best_value,
+                           "file": os.path.relpath(best_path, self.folder) if best_path else None})
+        info = self._info(path, kind, epoch, epoch_iter, best, capture)
+        self._thread = threading.Thread(target=self._write, args=(path, state, info, best),
+                                        name="playground-checkpoint-writer")
+        self._thread.start()
+        self.last_stall_secs = time.perf_counter() - started
+        return path
+
+    def _info(self, path: str, kind: str, epoch: int, epoch_iter: int, best: bool, capture: StateCapture) -> dict:
+        record = capture.record or {}
+        return {"format": FORMAT, "version": VERSION, "file": os.path.basename(path), "kind": kind,
+                "epoch": epoch, "epoch_iter": epoch_iter, "global_iter": capture.global_iter,
+                "world_size": self.world_size, "run_id": self.run_id, "opts_hash": self.opts_hash,
+                "metadata": self.output["ckpt_metadata"], "metrics": {m: record.get(m) for m in self.metric_names},
+                "best_metric": self.policy.best_metric, "best_mode": self.policy.best_mode,
+                "best_value": self.policy.best_value, "is_best": best}
+
+    def _own_name(self, path: str) -> str:
+        """Never overwrite a file this run did not write: use a name with this run's id instead."""
+        return own_name(path, self.run_id, self.log)
+
+    def _write(self, path: str, state: dict, info: dict, best: bool) -> None:
+        """The background part: info and state files, pointers, log, keep limit. Errors wait for the loop."""
+        try:
+            started = time.perf_counter()
+            save_state(path, state, before_rename=lambda tmp, sha: self._write_info(path, tmp, sha, info),
+                       checksum=self.output["ckpt_checksum"])
+            set_pointer(self.folder, "last", path)
+            self.last_path = path
+            if best:
+                set_pointer(self.folder, "best", path)
+                self.best_path = path
+            append_log(self.folder, f"saved {os.path.basename(path)} ({info['kind']} checkpoint: epoch {info['epoch']}, "
+                                    f"iteration {info['epoch_iter']}, {info['size'] / 1e6:.1f} MB, "
+                                    f"{time.perf_counter() - started:.2f} s){' best' if best else ''}")
+            apply_keep_limit(self.folder, self.run_id, self.output["ckpt_keep_limit"],
+                             {self.resumed_from, self.best_path, self.last_path}, self.output["ckpt_keep_mode"])
+        except BaseException as err:  # noqa: BLE001 - whatever happened, the loop must hear of it
+            self._error = err if isinstance(err, CheckpointError) else CheckpointError(
+                f"could not finish checkpoint {path}: {getattr(err, 'strerror', None) or err}. Earlier checkpoints "
+                "are intact; free space or choose another output.checkpoint_folder.")
+            _note_failure(self.folder, path, self._error)
+
+    def _write_info(self, path: str, written: str, sha256: str | None, info: dict) -> None:
+        """Complete `info` (size and checksum of the state bytes in `written`, time); write it beside `path`.
+        Calls write_info through this module, where the resume tests place their kill points."""
+        info.update(size=os.path.getsize(written), sha256=sha256, timestamp=time.time(),
+                    time=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        write_info(path, info)
+
+    # ------------------------------------------------------------------ lifecycle
+    def raise_pending_error(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def _join(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        self.raise_pending_error()
+
+    def finish(self) -> None:
+        """Wait for the write in flight (rank 0) and raise its error, if any."""
+        self._join()
+
+
+def opts_hash(opts: dict) -> str:
+    return hashlib.sha256(json.dumps(opts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def changed_keys(old: dict, new: dict, prefix: str = "") -> list[str]:
+    """Dotted paths whose values differ between two opts trees, with `old -> new` for leaves."""
+    changed = []
+    for key in sorted(set(old) | set(new)):
+        a, b, path = old.get(key), new.get(key), f"{prefix}{key}"
+        if isinstance(a, dict) and isinstance(b, dict):
+            changed += changed_keys(a, b, path + ".")
+        elif a != b:
+            changed.append(f"{path} ({a!r} -> {b!r})")
+    return changed
+
+
+def _note_failure(folder: str, path: str, error: BaseException) -> None:
+    try:
+        append_log(folder, f"FAILED {os.path.basename(path)}: {error}")
+    except OSError:   # the disk that failed the write may fail the log too
+        pass
+
+
+__all__ = ["Checkpointer", "CheckpointError", "Preempted", "StateCapture"]

@@ -1,0 +1,66 @@
+"""SIGTERM and SIGINT become a request to checkpoint at the next iteration boundary and exit.
+
+Schedulers (Slurm, Kubernetes) send SIGTERM before killing a job. The trainer finishes the current iteration,
+writes a checkpoint, and the process exits with EXIT_PREEMPTED so a wrapper can requeue the same command,
+which resumes. All ranks agree on the stop (a MAX over ranks, every AGREE_EVERY iterations and at each epoch
+end) so none is left waiting in a collective.
+
+A signal sent to a whole process group reaches each rank twice: directly, and forwarded by the launcher. So
+repeats within REPEAT_GRACE_SECONDS of the first signal are the same request; a signal after that stops the
+process at once (KeyboardInterrupt), for a person who does not want to wait for the checkpoint.
+"""
+from __future__ import annotations
+
+import signal
+import threading
+import time
+
+import torch
+
+from playground.distribution import collectives as dist_utils
+
+EXIT_PREEMPTED = 75   # EX_TEMPFAIL: "try again later"; re-running the same command resumes
+AGREE_EVERY = 10      # iterations between agreement collectives when there are several ranks
+REPEAT_GRACE_SECONDS = 2.0
+
+
+class Preempted(Exception):
+    """Raised after the preemption checkpoint is safely written."""
+
+
+class Preemption:
+    """The stop request of this process: installed as the SIGTERM/SIGINT handler of the main thread."""
+
+    def __init__(self) -> None:
+        self.signal_name: str | None = None
+        self._first_at = 0.0
+        self._previous: dict[int, object] = {}
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            self._previous[sig] = signal.signal(sig, self._handle)
+
+    def uninstall(self) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        self._previous.clear()
+
+    def _handle(self, signum: int, frame: object) -> None:
+        now = time.monotonic()
+        if self.signal_name is None:
+            self.signal_name, self._first_at = signal.Signals(signum).name, now
+        elif now - self._first_at >= REPEAT_GRACE_SECONDS:
+            self.uninstall()
+            raise KeyboardInterrupt(f"second signal ({signal.Signals(signum).name}): stopping without a checkpoint")
+
+    def should_stop(self, world_size: int, global_iter: int, agree_now: bool = False) -> bool:
+        """Whether to stop here. With several ranks every rank must call this at the same points; they agree
+        when `agree_now` or every AGREE_EVERY iterations, and say no in between."""
+        if world_size == 1:
+            return self.signal_name is not None
+        if global_iter % AGREE_EVERY and not agree_now:
+            return False
+        flag = torch.tensor([1.0 if self.signal_name else 0.0], dtype=torch.float64)
+        return bool(dist_utils.all_reduce_max(flag).item() > 0)

@@ -1,0 +1,1 @@
+"""Where a process sits in a run (topology, rank, device) and how ranks meet and talk."""

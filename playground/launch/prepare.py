@@ -1,0 +1,146 @@
+"""Turns a command line into a prepared run: layered and validated opts, the run folder, the plan.
+
+Nothing here starts a process or touches data; the only file written is `<run-dir>/opts.json` (the resolved
+opts, from which `--parameters-file <run-dir>/opts.json` reproduces the run), and not even that for a dry run.
+`--resume` picks the newest folder under runs/ whose opts.json holds the same resolved opts.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+
+from playground.outputs.atomic_files import write_json
+from playground.options.builtin import BUILTIN_OPTS, SECTIONS
+from playground.options.loader import ResolvedOpts, resolve_opts
+from playground.options.digest import opts_digest
+from playground.options.layers import (OptsError, load_blob, load_blob_file, load_defaults_file, parse_set,
+                                    set_path)
+from playground.launch.plan import Plan, make_plan
+
+
+@dataclass
+class PreparedRun:
+    resolved: ResolvedOpts
+    run_dir: str
+    opts_file: str
+    plan: Plan
+
+    @property
+    def opts(self) -> dict:
+        return self.resolved.opts
+
+
+def layers_from_args(args: argparse.Namespace) -> list[tuple[str, dict]]:
+    """The user's layers, lowest precedence first: defaults file, opts blob, --set items, --shard-id."""
+    layers: list[tuple[str, dict]] = []
+    if args.defaults_file:
+        layers.append((f"--defaults-file {args.defaults_file}",
+                       load_defaults_file(args.defaults_file, SECTIONS, known_paths)))
+    if args.parameters_file:
+        layers.append((args.parameters_file, load_blob_file(args.parameters_file)))
+    else:
+        layers.append(("--parameters-json", load_blob(args.parameters_json, "--parameters-json")))
+    sets: dict = {}
+    for item in args.sets:
+        path, value = parse_set(item)
+        set_path(sets, path, value)
+    if sets:
+        layers.append(("--set", sets))
+    if args.shard_id is not None:
+        layers.append(("--shard-id", {"distributed": {"shard_id": args.shard_id}}))
+    return layers
+
+
+def known_paths() -> list[str]:
+    """Every key a bare defaults-file key may name: the framework's and every registered component's."""
+    from playground.options.schema import component_declarations
+    return [o.path for o in BUILTIN_OPTS] + [d.path for d in component_declarations()]
+
+
+def prepare_run(args: argparse.Namespace) -> PreparedRun:
+    if args.parameters_file and not getattr(args, "module_map", None) and not os.environ.get("PLAYGROUND_MODULE_MAP"):
+        beside = os.path.join(os.path.dirname(os.path.abspath(args.parameters_file)), "module_map.py")
+        if os.path.isfile(beside):
+            from playground.options.registry import use_module_map
+            use_module_map(beside)
+    layers = layers_from_args(args)
+    name = os.path.splitext(os.path.basename(args.parameters_file))[0] if args.parameters_file else None
+    resume = getattr(args, "resume", False)
+    if resume and args.run_dir:
+        raise OptsError("--resume and --run-dir: give one (--resume finds the folder, --run-dir names it)")
+    return prepare(layers, run_dir=args.run_dir, name=name, dry_run=getattr(args, "dry_run", False),
+                   resume=resume, strict=getattr(args, "strict", False))
+
+
+def prepare(layers: list[tuple[str, dict]], run_dir: str | None = None, name: str | None = None,
+            dry_run: bool = False, resume: bool = False, strict: bool = False) -> PreparedRun:
+    """Validate `layers` and write the resolved opts into the run folder (created when missing, unless
+    `dry_run`); `resume` reuses the newest run folder of the same opts; `strict` refuses undeclared keys."""
+    resolved = resolve_opts(layers, strict=strict)
+    opts = resolved.opts
+    if resume:
+        run_dir = latest_run_dir(opts)
+    run_dir = os.path.abspath(run_dir or default_run_dir(name or opts["model"]["model_name_py"]))
+    plan = make_plan(resolved, run_dir)
+    _check_pretrained(opts, plan.checkpoint_folder)
+    opts_file = os.path.join(run_dir, "opts.json")
+    if plan.topology.shard_id == 0 and not dry_run:
+        try:
+            os.makedirs(run_dir, exist_ok=True)
+            write_json(opts_file, {"opts": opts})
+        except OSError as err:
+            raise OptsError(f"--run-dir {run_dir}: cannot write the resolved opts there: {err.strerror}") from None
+    return PreparedRun(resolved=resolved, run_dir=run_dir, opts_file=opts_file, plan=plan)
+
+
+def _check_pretrained(opts: dict, checkpoint_folder: str) -> None:
+    """The pretrained_model file must be usable, unless the run resumes from its own checkpoint instead (then the
+    file is not read, and may be gone)."""
+    path = opts["model_param"]["pretrained_model"]
+    if not path:
+        return
+    from playground.checkpoints.files import read_pointer   # both import torch: only when a file is named
+    from playground.checkpoints.pretrained import check_pretrained_file
+    if opts["output"]["ckpt_restart_mode"] != "off" and read_pointer(checkpoint_folder, "last") is not None:
+        return
+    problems = check_pretrained_file(path)
+    if problems:
+        raise OptsError(problems)
+
+
+def default_run_dir(name: str) -> str:
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name.rsplit(".", 1)[-1]) or "run"
+    base = os.path.join("runs", f"{safe}-{time.strftime('%Y%m%d-%H%M%S')}")
+    candidate, n = base, 1
+    while os.path.exists(candidate):
+        n += 1
+        candidate = f"{base}-{n}"
+    return candidate
+
+
+
+def latest_run_dir(opts: dict, runs: str = "runs") -> str:
+    """The newest folder under `runs` whose opts.json holds these resolved opts; says which on stderr."""
+    digest = opts_digest(opts)
+    matches = []
+    for path in glob.glob(os.path.join(runs, "*", "opts.json")):
+        try:
+            with open(path, encoding="utf-8") as handle:
+                theirs = json.load(handle)["opts"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not a run folder of ours, or one being written
+        if isinstance(theirs, dict) and opts_digest(theirs) == digest:
+            matches.append((os.path.getmtime(path), os.path.dirname(path)))
+    if not matches:
+        raise OptsError(f"--resume: no run folder under {os.path.abspath(runs)} holds these opts (hash {digest}); "
+                        "start without --resume, or name the folder with --run-dir")
+    matches.sort()
+    chosen = matches[-1][1]
+    print(f"playground: --resume: resuming {os.path.abspath(chosen)}, the newest of {len(matches)} run folder(s) "
+          f"with these opts (hash {digest})", file=sys.stderr)
+    return chosen

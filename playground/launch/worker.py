@@ -1,0 +1,90 @@
+"""One rank of a run, from start to finish: logging, threads, seeds, process group, trainer, clean-up.
+
+Called in the launching process for a single-process run or when torchrun/Slurm started the ranks, and in each
+spawned process otherwise. Returns the trainer's result dict (rank 0) or None.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import signal
+from typing import Mapping
+
+import torch
+
+from playground.distribution import collectives as dist_utils
+from playground.options.loader import ResolvedOpts, resolve_opts
+from playground.checkpoints.preemption import Preempted
+from playground.distribution.process_group import destroy_process_group, init_process_group
+from playground.trainer.progress import wants_bar
+from playground.distribution.rank_failure import explain_peer_lost, is_peer_lost, leave_last_words
+from playground.distribution.run_context import RunContext
+from playground.outputs.run_log import close_logging, setup_logging
+from playground.trainer.seeding import seed_everything
+from playground.distribution.topology import Topology
+from playground.trainer.trainer_class import build_trainer_class
+
+
+def run_rank(local_rank: int, opts: dict, run_dir: str, topology: Topology,
+             resolved: ResolvedOpts | None = None) -> dict | None:
+    # A file-size limit (RLIMIT_FSIZE) then fails the write with EFBIG instead of killing the process.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resolved = resolved or resolve_opts([("resolved opts", opts)], check_devices=False)
+    ctx = RunContext(run_dir=run_dir, topology=topology, local_rank=local_rank,
+                     meter_classes={name: c.meter_class() for name, c in resolved.meters.items()})
+    setup_logging(run_dir, ctx.rank, records_on_console=not wants_bar(opts, ctx.rank))
+    _configure_torch(opts, topology)
+    seed_everything(opts["model_param"]["seed"])
+    trainer = build_trainer_class(resolved)(opts, ctx)
+    try:
+        init_process_group(trainer)
+        trainer.checkpointer.preemption.install()
+        result = trainer.buildModelAndTrain(opts)
+        dist_utils.barrier()
+        return result if ctx.is_writer else None
+    except Exception as err:
+        if ctx.world_size > 1 and not isinstance(err, Preempted):
+            if is_peer_lost(err):
+                raise explain_peer_lost(ctx.rank, ctx.world_size, err) from err
+            leave_last_words(ctx.rank, err)
+        raise
+    finally:
+        # The stop handler stays until the group is gone: a signal forwarded late (by the launcher, or sent to
+        # the whole process group) must not kill a rank that is finishing its last write or collective.
+        try:
+            trainer.checkpointer.finish()
+        finally:
+            destroy_process_group()
+            trainer.checkpointer.preemption.uninstall()
+            close_logging()
+
+
+def thread_counts(opts: dict, topology: Topology, env: Mapping[str, str] | None = None) -> tuple[int | None, int | None]:
+    """(intra-op, inter-op) threads for each process; None leaves torch's choice. The opts win over CANDLE's
+    NUM_INTRA_THREADS / NUM_INTER_THREADS; CPU ranks on one host otherwise share its cores."""
+    env = os.environ if env is None else env
+    dist = opts["distributed"]
+    intra, inter = dist.get("num_intra_threads"), dist.get("num_inter_threads")
+    if intra is None and env.get("NUM_INTRA_THREADS", "").strip().isdigit():
+        intra = int(env["NUM_INTRA_THREADS"]) or None
+    if inter is None and env.get("NUM_INTER_THREADS", "").strip().isdigit():
+        inter = int(env["NUM_INTER_THREADS"]) or None
+    if intra is None and topology.device_type == "cpu" and topology.devices_per_host > 1:
+        # CPU ranks share the host's cores instead of each starting one thread per core.
+        intra = max(1, (os.cpu_count() or 1) // topology.devices_per_host)
+    return intra, inter
+
+
+def _configure_torch(opts: dict, topology: Topology) -> None:
+    intra, inter = thread_counts(opts, topology)
+    if intra is not None:
+        torch.set_num_threads(intra)
+    if inter is not None and torch.get_num_interop_threads() != inter:
+        try:
+            torch.set_num_interop_threads(inter)
+        except RuntimeError as err:   # torch allows it once, before any inter-op work (an in-process second run)
+            logging.getLogger("playground").warning("distributed.num_inter_threads %d not applied: %s", inter, err)
+    if opts["model_param"]["deterministic"]:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True)
+        torch.backends.cudnn.benchmark = False

@@ -1,0 +1,373 @@
+"""The one opts loader: layers the user's opts, resolves components, fills defaults and validates.
+
+Precedence, lowest first: built-in defaults < component-declared defaults < --defaults-file < the opts blob
+< --set. Everything here runs before any worker process exists; every problem found is reported at once as
+an `OptsError` whose lines name the dotted path (`opts.epoch_iter.batch_per_device: expected a positive
+integer, got "32a"`). Keys nobody declared are kept (a component may read them) with a warning that names the
+closest known key, except inside what the framework owns (`epoch_iter`, `distributed`, `output.ckpt_*`), where
+an undeclared key is a mistake (`num_epoch` for `num_epochs`) and an error; `strict` makes every undeclared key
+an error.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from playground.options.builtin import BUILTIN_OPTS, SECTIONS
+from playground.options.declaration import NO_DEFAULT, Need, Opt, from_definition
+from playground.options.value_types import Anything, ComponentName, ListOf, OptTypeError
+from playground.options.layers import OptsError, describe_origin, merge
+from playground.options.registry import Component, ComponentError, resolve
+from playground.options.unknown_keys import closest_hint, is_ignored, leaf_paths, unknown_keys
+
+BUILTIN_LISTS = ("epochs", "samples_per_sec", "secs_per_train")
+# Where every key is the framework's own (or a component's that declares it): an unknown key there is a typo.
+
+
+@dataclass
+class ResolvedOpts:
+    opts: dict
+    components: dict[str, Component]          # dotted opts path of a *_py key -> component
+    meters: dict[str, Component]              # metric name -> meter component
+    declarations: dict[str, Opt]
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def component(self, path: str) -> Component | None:
+        return self.components.get(path)
+
+
+def declarations_of(component: Component) -> list[Opt]:
+    """The opts keys a component declares (CANDLE style: `additional_definitions` and `required`)."""
+    module = component.module
+    definitions = getattr(module, "additional_definitions", None) or []
+    required = set(getattr(module, "required", None) or [])
+    opts = [from_definition(d, component.name, d.get("name") in required) for d in definitions]
+    declared = {o.path for o in opts}
+    for path in sorted(required - declared):
+        opts.append(Opt(path=path, type=Anything(), need=Need.NON_EMPTY, readers=(component.name,)))
+    return opts
+
+
+def merge_declarations(builtin: tuple[Opt, ...], components: list[Component]) -> dict[str, Opt]:
+    """Built-in declarations refined by components: a component's default and type win over the built-in ones."""
+    table = {o.path: o for o in builtin}
+    default_owner: dict[str, str] = {}
+    problems = []
+    for component in components:
+        for decl in declarations_of(component):
+            base = table.get(decl.path)
+            if base is None:
+                table[decl.path] = decl
+                if decl.default is not NO_DEFAULT:
+                    default_owner[decl.path] = component.name
+                continue
+            merged = Opt(path=decl.path, type=decl.type, need=max(base.need, decl.need, key=_need_rank),
+                         default=base.default, help=decl.help or base.help,
+                         readers=tuple(dict.fromkeys(base.readers + decl.readers)), inert=False)
+            if decl.default is not NO_DEFAULT:
+                owner = default_owner.get(decl.path)
+                if owner and owner != component.name and table[decl.path].default != decl.default:
+                    problems.append(f"opts.{decl.path}: components {owner} and {component.name} declare different "
+                                    f"defaults ({table[decl.path].default!r} and {decl.default!r}); set it explicitly")
+                merged = replace(merged, default=decl.default)
+                default_owner[decl.path] = component.name
+            table[decl.path] = merged
+    if problems:
+        raise OptsError(problems)
+    return table
+
+
+def resolve_opts(layers: list[tuple[str, dict]], check_devices: bool = True, strict: bool = False) -> ResolvedOpts:
+    """Layer, resolve and validate; raise `OptsError` listing every problem. `strict`: an undeclared key
+    anywhere is an error, not a warning."""
+    raw, origin = merge(layers)
+    problems: list[str] = []
+    for section in SECTIONS:
+        if section in raw and not isinstance(raw[section], dict):
+            problems.append(f"opts.{section}: expected an object (a JSON dictionary of keys), "
+                            f"got {_show(raw[section])}{describe_origin(origin, section)}")
+    if problems:
+        raise OptsError(problems)
+
+    builtin = {o.path: o for o in BUILTIN_OPTS}
+    components = _resolve_components(raw, builtin, problems)
+    try:
+        declarations = merge_declarations(BUILTIN_OPTS, list(dict.fromkeys(components.values())))
+    except OptsError as err:
+        raise OptsError(problems + err.problems) from None
+
+    opts = copy.deepcopy(raw)
+    for decl in declarations.values():
+        _fill_and_check(opts, decl, origin, problems)
+    meters = _resolve_meters(opts, problems)
+    _check_rules(opts, origin, problems, check_devices)
+    _check_learning_rate(raw, components.get("model.optimizer_py"), problems)
+    unknown_errors, unknown_warnings = unknown_keys(raw, declarations, strict)
+    problems.extend(unknown_errors)
+    if not problems:
+        _component_checks(opts, components, meters, problems)
+    if problems:
+        raise OptsError(problems)
+
+    resolved = ResolvedOpts(opts=opts, components=components, meters=meters, declarations=declarations)
+    resolved.warnings.extend(unknown_warnings)
+    ignored = sorted(p for p in leaf_paths(raw) if is_ignored(p))
+    if ignored:
+        resolved.notes.append("accepted and ignored (Caffe2-internal keys): " + ", ".join(ignored))
+    inert = sorted(p for p, d in declarations.items() if d.inert and _get(raw, p) is not None)
+    if inert:
+        resolved.notes.append("accepted with no effect in PyTorch: " + ", ".join(inert))
+    return resolved
+
+
+def _need_rank(need: Need) -> int:
+    return {Need.OPTIONAL: 0, Need.NULLABLE: 1, Need.NON_EMPTY: 2}[need]
+
+
+def _resolve_components(raw: dict, builtin: dict[str, Opt], problems: list[str]) -> dict[str, Component]:
+    found: dict[str, Component] = {}
+    for path, decl in builtin.items():
+        if isinstance(decl.type, ListOf) and isinstance(decl.type.item, ComponentName):
+            found.update(_resolve_component_list(raw, path, decl.type.item.kind, problems))
+            continue
+        if not isinstance(decl.type, ComponentName):
+            continue
+        value = _get(raw, path)
+        if value is None:
+            value = decl.default if decl.default is not NO_DEFAULT else None
+        if not isinstance(value, str) or not value:
+            continue  # missing or wrong type: reported by _fill_and_check
+        try:
+            found[path] = resolve(value, decl.type.kind, where=f"opts.{path}")
+        except ComponentError as err:
+            problems.append(str(err))
+    return found
+
+
+def _resolve_component_list(raw: dict, path: str, kind: str, problems: list[str]) -> dict[str, Component]:
+    """Components named by a list key (model.hooks_py), as `path[index]`; wrong types are reported elsewhere."""
+    found: dict[str, Component] = {}
+    names = _get(raw, path)
+    for index, name in enumerate(names if isinstance(names, list) else []):
+        if isinstance(name, str) and name:
+            try:
+                found[f"{path}[{index}]"] = resolve(name, kind, where=f"opts.{path}[{index}]")
+            except ComponentError as err:
+                problems.append(str(err))
+    return found
+
+
+def _resolve_meters(opts: dict, problems: list[str]) -> dict[str, Component]:
+    meters: dict[str, Component] = {}
+    metrics = _get(opts, "output.metrics")
+    if not isinstance(metrics, list):
+        return meters
+    for index, metric in enumerate(metrics):
+        if not isinstance(metric, dict) or not isinstance(metric.get("meter_py"), str):
+            continue
+        where = f"opts.output.metrics[{index}].meter_py"
+        try:
+            meters[metric["name"]] = resolve(metric["meter_py"], "meter", where=where)
+        except ComponentError as err:
+            problems.append(str(err))
+    return meters
+
+
+def _fill_and_check(opts: dict, decl: Opt, origin: dict[str, str], problems: list[str]) -> None:
+    where = f"opts.{decl.path}"
+    present, value = _lookup(opts, decl.path)
+    if not present:
+        if decl.need is not Need.OPTIONAL:
+            problems.append(f"{where}: missing; it is {decl.need.value} ({decl.type.description}). {decl.help}".strip())
+        elif decl.default is not NO_DEFAULT:
+            _put(opts, decl.path, copy.deepcopy(decl.default))
+        return
+    if decl.need is Need.NON_EMPTY and value in (None, ""):
+        problems.append(f"{where}: must not be empty; expected {decl.type.description}{describe_origin(origin, decl.path)}")
+        return
+    if decl.need is Need.NULLABLE and value == "" and not isinstance(decl.type, ComponentName):
+        return  # "" is the original blobs' way of writing null
+    if isinstance(decl.type, ComponentName) and value == "":
+        return
+    try:
+        _put(opts, decl.path, decl.type.check(value))
+    except OptTypeError as err:
+        problems.append(f"{where}{err.subpath}: expected {err.expected}, got {_show(value)}"
+                        f"{describe_origin(origin, decl.path)}")
+
+
+def _check_rules(opts: dict, origin: dict[str, str], problems: list[str], check_devices: bool) -> None:
+    update, optimizer = _get(opts, "model.parameter_update_py"), _get(opts, "model.optimizer_py")
+    if bool(update) == bool(optimizer):
+        state = "both are set" if update else "neither is set"
+        problems.append("opts.model: exactly one of parameter_update_py and optimizer_py must name a component; "
+                        f"{state}{' (' + repr(update) + ' and ' + repr(optimizer) + ')' if update else ''}")
+    dist = opts.get("distributed", {})
+    shards, shard_id = dist.get("num_shards"), dist.get("shard_id")
+    if isinstance(shards, int) and isinstance(shard_id, int) and shard_id >= shards:
+        problems.append(f"opts.distributed.shard_id: {shard_id} is not below num_shards ({shards})"
+                        f"{describe_origin(origin, 'distributed.shard_id')}")
+    hooks = _get(opts, "model.hooks_py")
+    if isinstance(hooks, list):
+        for index, name in enumerate(hooks):
+            if name in hooks[:index]:
+                problems.append(f"opts.model.hooks_py[{index}]: {name!r} is listed twice (a hook runs once; its "
+                                "state is saved under its name)")
+    _check_metrics_and_plots(opts, problems)
+    _check_epoch_sizes(opts, problems)
+    _check_folder(opts, "output.checkpoint_folder", problems)
+    if check_devices:  # the launcher's checks; ranks re-resolve the same opts without repeating them
+        _check_devices(dist, problems)
+
+
+def _check_learning_rate(raw: dict, optimizer: Component | None, problems: list[str]) -> None:
+    """The built-in base_learning_rate (0.1) suits the Caffe2 update rules and SGD; a torch optimizer either
+    declares its own default or the opts give one."""
+    if optimizer is None or _lookup(raw, "model_param.base_learning_rate")[0]:
+        return
+    if not any(d.path == "model_param.base_learning_rate" and d.default is not NO_DEFAULT
+               for d in declarations_of(optimizer)):
+        problems.append(f"opts.model_param.base_learning_rate: missing; the optimizer {optimizer.name} declares no "
+                        "default learning rate (0.1 suits SGD, not most others): set one")
+
+
+def _component_checks(opts: dict, components: dict[str, Component], meters: dict[str, Component],
+                      problems: list[str]) -> None:
+    """Each component's optional `validate_opts(opts) -> list[str]` (paths exist, data readable...), and
+    constructing each meter once, so mistakes surface before any process starts."""
+    for component in dict.fromkeys(components.values()):
+        check = getattr(component.module, "validate_opts", None)
+        if callable(check):
+            problems.extend(check(opts) or [])
+    if not problems:
+        _check_data_size(opts, components.get("input.input_name_py"), problems)
+    for index, metric in enumerate(opts["output"]["metrics"]):
+        meter = meters.get(metric["name"])
+        cls = meter.meter_class() if meter else None
+        if cls is None:
+            continue
+        try:
+            cls(opts=opts, **metric["meter_kargs"])
+        except (TypeError, ValueError) as err:
+            problems.append(f"opts.output.metrics[{index}].meter_kargs: {metric['meter_py']} refused them: {err}")
+        except Exception as err:  # noqa: BLE001 - a user's meter may raise anything while being built
+            problems.append(f"opts.output.metrics[{index}]: {metric['meter_py']} raised {type(err).__name__} while "
+                            f"being built with meter_kargs {metric['meter_kargs']}: {err}")
+
+
+def _check_metrics_and_plots(opts: dict, problems: list[str]) -> None:
+    metrics = _get(opts, "output.metrics") or []
+    names = [m["name"] for m in metrics if isinstance(m, dict) and isinstance(m.get("name"), str)]
+    for index, name in enumerate(names):
+        if name in BUILTIN_LISTS:
+            problems.append(f"opts.output.metrics[{index}].name: {name!r} is a built-in list; choose another name")
+        elif name in names[:index]:
+            problems.append(f"opts.output.metrics[{index}].name: {name!r} is used twice")
+    known = names + list(BUILTIN_LISTS)
+    for index, plot in enumerate(_get(opts, "output.plots") or []):
+        if not isinstance(plot, dict):
+            continue
+        for pos, y in enumerate(plot.get("ys") or []):
+            if isinstance(y, str) and y not in known:
+                problems.append(f"opts.output.plots[{index}].ys[{pos}]: {y!r} is not a metric. {closest_hint(y, known)}")
+        x = plot.get("x")
+        if isinstance(x, str) and x and x not in known:
+            problems.append(f"opts.output.plots[{index}].x: {x!r} is not a metric (empty means epochs). "
+                            f"{closest_hint(x, known)}")
+    best = _get(opts, "output.ckpt_save_best_metric")
+    if isinstance(best, str) and best and best not in names:
+        problems.append(f"opts.output.ckpt_save_best_metric: {best!r} is not a metric. {closest_hint(best, names)}")
+
+
+def _check_data_size(opts: dict, component: Component | None, problems: list[str]) -> None:
+    """A full-pass epoch (num_train_sample_per_epoch 0) needs at least one global batch of training records; an
+    input component that can count them cheaply says so with `dataset_sizes(opts) -> {"train": n, ...}`."""
+    sizes = getattr(component.module, "dataset_sizes", None) if component else None
+    if not callable(sizes) or opts["epoch_iter"]["num_train_sample_per_epoch"] != 0:
+        return
+    train = sizes(opts).get("train")
+    global_batch, how = _global_batch(opts)
+    if isinstance(train, int) and train < global_batch:
+        problems.append(f"opts.epoch_iter.batch_per_device: the global batch ({global_batch} = {how}) is larger than "
+                        f"the training set ({train} samples, from {component.name}); with num_train_sample_per_epoch "
+                        "0 (one full pass, the last partial batch dropped) an epoch would have no iteration")
+
+
+def _global_batch(opts: dict) -> tuple[int, str]:
+    dist = opts["distributed"]
+    devices = dist["num_gpus"] if dist["num_gpus"] > 0 else dist["num_cpus"]
+    return (opts["epoch_iter"]["batch_per_device"] * devices * dist["num_shards"],
+            f"batch_per_device x {devices} devices x {dist['num_shards']} shards")
+
+
+def _check_epoch_sizes(opts: dict, problems: list[str]) -> None:
+    epoch_iter, dist = opts.get("epoch_iter", {}), opts.get("distributed", {})
+    values = [epoch_iter.get("batch_per_device"), epoch_iter.get("num_train_sample_per_epoch"),
+              dist.get("num_gpus"), dist.get("num_cpus"), dist.get("num_shards")]
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return  # already reported as missing or mistyped
+    global_batch, how = _global_batch(opts)
+    samples = epoch_iter["num_train_sample_per_epoch"]
+    if 0 < samples < global_batch:
+        problems.append(f"opts.epoch_iter.num_train_sample_per_epoch: {samples} is smaller than the global batch "
+                        f"({global_batch} = {how})")
+
+
+def _check_folder(opts: dict, path: str, problems: list[str]) -> None:
+    """A folder the run will write to must be creatable: no file in the way, writable where it exists."""
+    folder = _get(opts, path)
+    if not isinstance(folder, str) or not folder:
+        return
+    probe = os.path.abspath(folder)
+    while not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        problems.append(f"opts.{path}: cannot create {folder}: {probe} is a file, not a folder")
+    elif not os.access(probe, os.W_OK):
+        problems.append(f"opts.{path}: cannot write to {probe} (permission denied)")
+
+
+def _check_devices(dist: dict, problems: list[str]) -> None:
+    gpus = dist.get("num_gpus")
+    if not isinstance(gpus, int) or gpus <= 0:
+        return
+    import torch  # only when GPUs are asked for
+    available = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    first = dist.get("first_gpu_id", 0) if isinstance(dist.get("first_gpu_id"), int) else 0
+    if available == 0:
+        problems.append(f"opts.distributed.num_gpus: {gpus} GPUs asked for, but this machine has no CUDA device. To "
+                        "train on the CPU set num_gpus to 0 and num_cpus to the number of processes, e.g. "
+                        "--set distributed.num_gpus=0 --set distributed.num_cpus=1")
+    elif first + gpus > available:
+        problems.append(f"opts.distributed: first_gpu_id {first} + num_gpus {gpus} needs {first + gpus} CUDA devices; "
+                        f"this machine has {available}")
+
+
+def _lookup(tree: dict, path: str) -> tuple[bool, Any]:
+    node: Any = tree
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
+def _get(tree: dict, path: str) -> Any:
+    return _lookup(tree, path)[1]
+
+
+def _put(tree: dict, path: str, value: Any) -> None:
+    parts = path.split(".")
+    node = tree
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+    node[parts[-1]] = value
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,198 @@
+"""Finds components: a public name from a module map, or any importable (dotted) module path.
+
+Names come from, lowest precedence first: the project's module_map.py, installed packages that declare
+components in the `playground.components` entry-point group (`name = "package.module"`), and the user's own
+module map (a file with a MODULE_MAP dict, named by `--module-map FILE` or the PLAYGROUND_MODULE_MAP variable,
+or a module_map.py beside the opts file), whose folder is importable. The variable carries the choice to
+spawned ranks. Nobody edits the framework to add a component.
+
+A component is a plain module. Its kind is recognised by the functions it defines (KINDS), for a meter by
+a class named like the last part of its name, and for a hook (`model.hooks_py`) by a subclass of
+playground.trainer.Hook defined in the module itself. Lookups that fail list the closest registered names. Modules
+are imported on first use only, so listing names or printing --help stays cheap.
+"""
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+import os
+import sys
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+
+class ComponentError(LookupError):
+    """A component name could not be resolved or does not provide what its opts key needs."""
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    functions: tuple[str, ...]      # a module of this kind defines at least one of these
+    title: str
+
+
+KINDS: dict[str, Kind] = {k.name: k for k in (
+    Kind("input", ("get_input_dataset", "gen_input_builder_fun", "get_model_input_fun"), "input"),
+    Kind("model", ("init_model", "run_training_net", "fun_per_iter_b4RunNet", "fun_per_epoch_b4RunNet"), "model"),
+    Kind("forward_pass", ("gen_forward_pass_builder_fun",), "forward pass"),
+    Kind("param_update", ("gen_param_update_builder_fun",), "parameter update"),
+    Kind("optimizer", ("gen_optimizer_fun",), "optimizer"),
+    Kind("rendezvous", ("gen_rendezvous_ctx",), "rendezvous"),
+    Kind("output", ("fun_conclude_operator", "assembleAllOutputs"), "output"),
+    Kind("checkpoint_path", ("gen_checkpoint_path",), "checkpoint path"),
+    Kind("meter", (), "meter"),
+    Kind("hook", (), "hook"),
+    Kind("override", (), "override"),
+)}
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str          # as written in the opts
+    module_path: str   # dotted module path it resolved to
+    module: ModuleType
+
+    @property
+    def file(self) -> str:
+        return getattr(self.module, "__file__", None) or "<no file>"
+
+    @property
+    def description(self) -> str:
+        doc = inspect.getdoc(self.module) or ""
+        return doc.strip().splitlines()[0] if doc.strip() else ""
+
+    def kinds(self) -> list[str]:
+        found = [k.name for k in KINDS.values() if any(callable(getattr(self.module, f, None)) for f in k.functions)]
+        if self.meter_class() is not None:
+            found.append("meter")
+        if self.hook_class() is not None:
+            found.append("hook")
+        return found or ["override"]
+
+    def meter_class(self) -> type | None:
+        candidate = getattr(self.module, self.name.rsplit(".", 1)[-1], None)
+        if inspect.isclass(candidate) and all(callable(getattr(candidate, m, None)) for m in ("Reset", "Add", "Compute")):
+            return candidate
+        return None
+
+    def hook_class(self) -> type | None:
+        """The Hook subclass this module defines (the first, in definition order), if any."""
+        for candidate in list(vars(self.module).values()):
+            if (inspect.isclass(candidate) and getattr(candidate, "is_playground_hook", False) is True
+                    and candidate.__module__ == self.module.__name__):
+                return candidate
+        return None
+
+    def functions(self) -> dict[str, Any]:
+        """Functions defined in the component's own module (imported helpers are not part of it)."""
+        return {name: fn for name, fn in inspect.getmembers(self.module, inspect.isfunction)
+                if fn.__module__ == self.module.__name__ and not name.startswith("_")}
+
+
+ENV_MODULE_MAP = "PLAYGROUND_MODULE_MAP"
+ENTRY_POINT_GROUP = "playground.components"
+
+
+def use_module_map(path: str) -> None:
+    """Make the user's module map at `path` part of every lookup, here and in the processes started from here."""
+    if not os.path.isfile(path):
+        raise ComponentError(f"--module-map {path}: no such file")
+    os.environ[ENV_MODULE_MAP] = os.path.abspath(path)
+
+
+def module_map() -> dict[str, str]:
+    """The registered table: public name -> dotted module path."""
+    import module_map as table
+    merged = dict(table.MODULE_MAP)
+    merged.update(installed_components())
+    user = os.environ.get(ENV_MODULE_MAP)
+    if user:
+        merged.update(_user_module_map(user))
+    return merged
+
+
+def installed_components() -> dict[str, str]:
+    """Components that installed packages declare in the `playground.components` entry-point group."""
+    from importlib.metadata import entry_points
+    # "package.module:Class" names a meter class inside a module, which `resolve` writes with a dot
+    return {ep.name: ep.value.replace(":", ".") for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def _user_module_map(path: str) -> dict[str, str]:
+    import importlib.util
+    folder = os.path.dirname(os.path.abspath(path))
+    if folder not in sys.path:
+        sys.path.insert(0, folder)   # the user's components usually sit beside their map
+    spec = importlib.util.spec_from_file_location("_playground_user_module_map", path)
+    try:
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    except Exception as err:  # noqa: BLE001 - a user's file: any error is theirs to read
+        raise ComponentError(f"module map {path}: cannot load it: {type(err).__name__}: {err}") from None
+    table = getattr(module, "MODULE_MAP", None)
+    if not isinstance(table, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in table.items()):
+        raise ComponentError(f"module map {path}: expected MODULE_MAP = {{'name': 'dotted.module.path', ...}}")
+    return dict(table)
+
+
+def resolve(name: str, kind: str | None = None, where: str = "") -> Component:
+    """Resolve a component name (registered, or a dotted module path) and check it is of `kind`.
+
+    `where` is the dotted opts path that named it, for the error message.
+    """
+    where_text = f"{where}: " if where else ""
+    table = module_map()
+    module_path = table.get(name, name)
+    module = _import(module_path, name, where_text, table, kind)
+    component = Component(name=name, module_path=module_path, module=module)
+    if kind is not None and kind != "override" and kind not in component.kinds():
+        wanted = KINDS[kind]
+        provides = (" or ".join(wanted.functions) if wanted.functions
+                    else "a subclass of playground.trainer.Hook" if kind == "hook"
+                    else f"a class named {name.rsplit('.', 1)[-1]} with Reset, Add and Compute")
+        kinds = " and ".join(KINDS[k].title for k in component.kinds())
+        raise ComponentError(f"{where_text}{name!r} ({component.file}) is {_a(kinds)} {kinds} component, "
+                             f"not {_a(wanted.title)} {wanted.title} component: it does not define {provides}.")
+    return component
+
+
+def _import(module_path: str, name: str, where_text: str, table: dict[str, str], kind: str | None) -> ModuleType:
+    # Dotted paths are resolved like `python -m`: the working directory is importable.
+    if os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
+    try:
+        return importlib.import_module(module_path)
+    except ModuleNotFoundError as err:
+        parent, _, attribute = module_path.rpartition(".")
+        if err.name == module_path and parent and kind in (None, "meter"):
+            # "package.module.ClassName": a meter class inside a module
+            try:
+                module = importlib.import_module(parent)
+            except ImportError:
+                module = None
+            if module is not None and inspect.isclass(getattr(module, attribute, None)):
+                return module
+        if err.name and module_path.startswith(err.name) and name not in table:
+            detail = "" if err.name == name else f" (no module {err.name!r} can be imported)"
+            raise ComponentError(f"{where_text}unknown component {name!r}{detail}. {_suggest(name, table, kind)}") from None
+        raise ComponentError(f"{where_text}component {name!r} (module {module_path}) failed to import: {err}") from err
+    except Exception as err:  # a user's module with a syntax or import-time error
+        raise ComponentError(f"{where_text}component {name!r} (module {module_path}) failed to import: "
+                             f"{type(err).__name__}: {err}") from err
+
+
+def _a(noun: str) -> str:
+    return "an" if noun[:1] in "aeiou" else "a"
+
+
+def _suggest(name: str, table: dict[str, str], kind: str | None) -> str:
+    lowered = {n.lower(): n for n in table}
+    close = [lowered[name.lower()]] if name.lower() in lowered else difflib.get_close_matches(name, list(table), n=3,
+                                                                                             cutoff=0.6)
+    if close:
+        return "Closest registered names: " + ", ".join(close) + "."
+    return ("Run `playground components` for the registered names, or give an importable dotted module path "
+            "such as mypackage.my_component.")

@@ -1,0 +1,95 @@
+"""What a run leaves in its folder: metrics.jsonl (a line per record point, as it happens), results.json,
+the PNG plots of output.plots and train.log (TensorBoard events are a hook: playground/trainer/hooks/tensorboard.py).
+Only rank 0 writes.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+from typing import Any
+
+from playground.outputs.atomic_files import atomic_open, write_json
+from playground.outputs.plots import draw_runs, plot_filename
+
+log = logging.getLogger("playground")
+
+
+class RunOutputs:
+    def __init__(self, run_dir: str, enabled: bool) -> None:
+        self.run_dir, self.enabled = run_dir, enabled
+        self.metrics_path = os.path.join(run_dir, "metrics.jsonl")
+        self.results_path = os.path.join(run_dir, "results.json")
+
+    def open_log(self, opts: dict) -> None:
+        if not self.enabled:
+            return
+        os.makedirs(self.run_dir, exist_ok=True)
+
+    def append_record(self, record: dict) -> None:
+        if not self.enabled:
+            return
+        with open(self.metrics_path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+
+    def rewrite_records(self, records: list[dict]) -> None:
+        """After a resume: metrics.jsonl holds exactly the checkpoint's record points, no duplicates."""
+        if not self.enabled:
+            return
+        os.makedirs(self.run_dir, exist_ok=True)
+        with atomic_open(self.metrics_path, "w") as handle:
+            for record in records:
+                handle.write(json.dumps(record) + "\n")
+
+    def draw_plots(self, specs: list[dict], lists: dict, book: Any = None) -> list[str]:
+        """One PNG per spec; with the book, test metrics tell interval points from full test passes."""
+        if not self.enabled:
+            return []
+        if book is not None:
+            lists = dict(lists, kind=[record["kind"] for record in book.records])
+        tests = {name for name, entry in book.metrics.items() if not entry["is_train"]} if book is not None else set()
+        return [draw_runs(spec, [("", lists)], os.path.join(self.run_dir, plot_filename(i, spec)), tests)
+                for i, spec in enumerate(specs)]
+
+    def write_results(self, result: dict, book: Any, wall_time: float) -> None:
+        if not self.enabled:
+            return
+        out = {key: value for key, value in result.items() if _is_json(value)}
+        out.setdefault("model", None)
+        out["metrics"] = book.lists()
+        out["best"] = best_values(book)
+        out["wall_time_s"] = wall_time
+        out["records"] = len(book.records)
+        write_json(self.results_path, out)
+
+
+def best_values(book: Any) -> dict[str, dict]:
+    """Best value of each test metric (min for names with 'loss'/'error', else max) and where it was.
+
+    Only full test passes (record kind "epoch") count: an interval point measures num_test_iter batches only.
+    """
+    best = {}
+    full = {i for i, record in enumerate(book.records) if record.get("kind") == "epoch"}
+    for name, entry in book.metrics.items():
+        full_passes = [v if i in full else None for i, v in enumerate(entry["output"])]
+        point = None if entry["is_train"] else best_point(name, full_passes)
+        if point is not None:
+            best[name] = {"value": point[0], "index": point[1], "epochs": book.record_epochs[point[1]]}
+    return best
+
+
+def best_point(name: str, values: list) -> tuple[float, int] | None:
+    """(best value, its index) among the finite values: min for names with 'loss'/'error', else max."""
+    points = [(v, i) for i, v in enumerate(values) if isinstance(v, (int, float)) and math.isfinite(v)]
+    if not points:
+        return None
+    return (min if "loss" in name or "error" in name else max)(points)
+
+
+def _is_json(value: Any) -> bool:
+    try:
+        json.dumps(value)
+        return True
+    except (TypeError, ValueError):
+        return False

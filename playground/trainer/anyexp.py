@@ -1,0 +1,316 @@
+"""AnyExp: the training loop, with the original Playground's method names and call order, and a list of hooks.
+
+The loop knows nothing of models or data: components (bound onto a subclass made per run, see
+trainer_class.py) and overrides fill the Caffe2-named methods; the concerns of a training loop (learning rate,
+timing, record points, progress, checkpoints, precision, EMA...) are hooks (playground/trainer/). Call order,
+as in Caffe2's AnyExp, with the hook stages (playground/trainer/hook.py) in brackets:
+
+    get_model_input_fun, init_model, planning_output, prep_data_parallel_models, loadCheckpoint, [before_train]
+    for epoch in list_of_epochs():
+        [before_epoch], fun_per_epoch_b4RunNet(epoch)
+        for epoch_iter in list_of_epoch_iters():
+            [before_iter], fun_per_iter_b4RunNet, run_training_net [after_backward, after_step],
+            fun_per_iter_aftRunNetB4Test,
+            [after_iter: every num_train_iteration_per_test iterations a record point, run_testing_net x num_test_iter],
+            fun_per_iter_aftRunNetAftTest, [end_of_iter]
+        [after_epoch: end-of-epoch test pass, recorded as its own point], checkpoint(epoch), fun_per_epoch_aftRunNet(epoch)
+    [after_train], fun_conclude_operator, createMetricsPlotsModelsOutputs, assembleAllOutputs
+
+Only rank 0 writes files; every rank runs every method and hook. This file only sequences them.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any, Iterable
+
+import torch
+
+from playground.checkpoints import checkpointer as ckpt
+from playground.data.batch_stream import build_test_stream, build_train_stream
+from playground.data.forms import as_stream_source
+from playground.outputs.earlier_outputs import set_aside_earlier_outputs
+from playground.trainer.metrics_book import MetricsBook
+from playground.trainer.model import Model, build_network, build_update_rule
+from playground.outputs.run_outputs import RunOutputs
+from playground.checkpoints.pretrained import load_pretrained
+from playground.distribution.run_context import RunContext
+from playground.trainer.seeding import seed_rank_streams
+from playground.checkpoints.train_state import rank_state, restore, shared_state
+from playground.trainer.hook_list import HookList, build_hooks
+from playground.trainer.train_step import TrainStep
+
+
+class AnyExp:
+    """The trainer. `self.opts` is the resolved opts; `ctx` says which rank and device this process is."""
+
+    def __init__(self, opts: dict, ctx: RunContext) -> None:
+        self.opts = opts
+        self.ctx = ctx
+        self.log = logging.getLogger("playground")
+        self.rank, self.world_size, self.shard_id = ctx.rank, ctx.world_size, ctx.shard_id
+        self.device = ctx.device
+        self.run_dir = ctx.run_dir
+        self.train_model: Model | None = None
+        self.test_model: Model | None = None
+        self.train_dataset: Any = None
+        self.test_dataset: Any = None
+        self.epoch = 0
+        self.start_epoch_iter = 0     # first iteration of the first epoch (non-zero after a mid-epoch resume)
+        self.global_iter = 0          # training iterations done in the whole run
+        self.lr: float | None = None
+        # samples per iteration: grad_accum_steps micro-batches of batch_per_device on every rank
+        self.total_batch_size = (opts["epoch_iter"]["batch_per_device"] * self.world_size
+                                 * opts["model_param"]["grad_accum_steps"])
+        self.epoch_iterations = 0
+        self.book = MetricsBook()
+        # The original's attribute names, which override modules read.
+        self.metrics, self.record_epochs = self.book.metrics, self.book.record_epochs
+        self.samples_per_sec, self.secs_per_train = self.book.samples_per_sec, self.book.secs_per_train
+        self.plotsIngredients: list[dict] = []
+        self.metrics_output: dict | None = None
+        self.model_output: str | None = None
+        self.model_path: str | None = None
+        self.outputs = RunOutputs(self.run_dir, enabled=ctx.is_writer)
+        self.checkpointer = ckpt.Checkpointer(opts, self.run_dir, ctx.is_writer, self.world_size, self.log)
+        self.hooks = HookList([])     # built after prep_data_parallel_models, when the networks exist
+        self._step: TrainStep | None = None
+
+    # ------------------------------------------------------------------ hooks before the loop
+    def get_input_dataset(self, opts: dict) -> Any:
+        raise NotImplementedError("the input component must define get_input_dataset(opts)")
+
+    def get_model_input_fun(self) -> None:
+        """Read the datasets once: get_input_dataset(opts) gives (train, test) or {"train":, "test":}."""
+        datasets = self.get_input_dataset(self.opts)
+        if isinstance(datasets, dict):
+            self.train_dataset, self.test_dataset = datasets.get("train"), datasets.get("test")
+        elif isinstance(datasets, (list, tuple)) and len(datasets) == 2:
+            self.train_dataset, self.test_dataset = datasets
+        else:
+            raise TypeError("get_input_dataset(opts) must return (train, test) or {'train': ..., 'test': ...}, "
+                            f"got {type(datasets).__name__}")
+        self.opts["input"]["datasets"] = [describe_dataset(split, d) for split, d in
+                                          (("train", self.train_dataset), ("test", self.test_dataset))]
+        if self.opts["input"]["num_classes"] is None:
+            found = getattr(self.train_dataset, "num_classes", None) or getattr(self.test_dataset, "num_classes", None)
+            if not found:
+                raise ValueError("opts.input.num_classes is null and the input component's datasets do not say how "
+                                 "many classes there are; set input.num_classes")
+            self.opts["input"]["num_classes"] = int(found)
+
+    def init_model(self) -> None:
+        """Create the train and test model slots; a model component may set test_model to None."""
+        self.train_model = Model("train_model", is_train=True)
+        self.test_model = Model("test_model", is_train=False)
+
+    def planning_output(self) -> None:
+        """Meters from output.metrics, plots from output.plots, logs."""
+        self.book.create_meters(self.opts, self.ctx.meter_classes)
+        self.plotsIngredients = list(self.opts["output"]["plots"])
+        self.outputs.open_log(self.opts)
+
+    def prep_data_parallel_models(self) -> None:
+        self.prep_a_data_parallel_model(self.train_model, self.train_dataset, True)
+        self.prep_a_data_parallel_model(self.test_model, self.test_dataset, False)
+
+    def prep_a_data_parallel_model(self, model: Model | None, dataset: Any, is_train: bool) -> None:
+        """Give `model` its batches and, for the train model (or a test-only run), its network and update rule."""
+        if model is None:
+            return
+        data = as_stream_source(self.gen_input_builder_fun(model, dataset, is_train), "training" if is_train else "test",
+                                self.opts["epoch_iter"]["batch_per_device"])
+        shared = self.train_model if not is_train and self.train_model is not None else None
+        if shared is not None and shared.module is not None:
+            model.share_network(shared)
+        else:
+            net, loss_fn = _network_and_loss(self.gen_forward_pass_builder_fun(model, dataset, is_train))
+            p = self.opts["model_param"]
+            build_network(model, net, loss_fn, self.ctx, sync_bn=bool(p["combine_spatial_bn"]),
+                          channels_last=p["channels_last"], compile=p["compile"])
+        if is_train:
+            self._set_epoch_size(data)
+            micro_batches = self.epoch_iterations * self.opts["model_param"]["grad_accum_steps"]
+            model.batches = build_train_stream(data, self.opts, self.ctx, micro_batches)
+            builder = self.gen_param_update_builder_fun if self.opts["model"]["parameter_update_py"] else self.gen_optimizer_fun
+            build_update_rule(model, builder(model, dataset, is_train))
+        else:
+            model.batches = build_test_stream(data, self.opts, self.ctx)
+
+    def loadCheckpoint(self) -> None:
+        """Resume from this run's last good checkpoint (policy), else load pretrained_model weights if given."""
+        found = self.checkpointer.restore()
+        if found is not None:
+            path, state = found
+            restore(self, state, self.log)
+            self.model_path = path
+            self.outputs.rewrite_records(self.book.records)
+            return
+        if self.ctx.is_writer:
+            set_aside_earlier_outputs(self.run_dir)
+        path = self.opts["model_param"]["pretrained_model"]
+        model = self.train_model or self.test_model
+        if not path or model is None or model.module is None:
+            return
+        epoch = load_pretrained(model.module, path, self.log)
+        if epoch is not None and not self.opts["model_param"]["reset_epoch"]:
+            self.epoch = epoch
+            self.global_iter = epoch * self.epoch_iterations
+
+    # ------------------------------------------------------------------ the loop
+    def list_of_epochs(self) -> Iterable[int]:
+        return range(self.epoch, self.opts["epoch_iter"]["num_epochs"])
+
+    def list_of_epoch_iters(self) -> Iterable[int]:
+        start, self.start_epoch_iter = self.start_epoch_iter, 0
+        return range(start, self.epoch_iterations)
+
+    def fun_per_epoch_b4RunNet(self, epoch: int) -> None:
+        pass
+
+    def fun_per_iter_b4RunNet(self, epoch: int, epoch_iter: int) -> None:
+        pass
+
+    def run_training_net(self) -> None:
+        """One training step on this rank's next batch(es); outputs go to the train meters (train_step.py)."""
+        self._step.run()
+
+    def fun_per_iter_aftRunNetB4Test(self, epoch: int, epoch_iter: int) -> None:
+        pass
+
+    def run_testing_net(self) -> None:
+        """One test batch through the network in eval mode; outputs go to the test meters."""
+        model = self.test_model
+        if model is None or model.module is None:
+            return
+        inputs, labels = model.batches.next()
+        with torch.inference_mode(), self._step.autocast():
+            output = model.module(self._step.prepare(inputs))
+            loss = model.loss_fn(output, labels)
+        self.book.add(False, loss, output, labels)
+
+    def fun_per_iter_aftRunNetAftTest(self, epoch: int, epoch_iter: int) -> None:
+        pass
+
+    def checkpoint(self, epoch: int) -> None:
+        """Save the run's full state after `epoch` (0-based) according to the policy, as checkpoint epoch+1."""
+        saved = self.checkpointer.save_epoch(epoch + 1, self.state_capture(), lambda n: self.gen_checkpoint_path(True, n))
+        self.model_path = saved or self.model_path
+
+    def gen_checkpoint_path(self, is_checkpoint: bool, epoch: int) -> str:
+        folder = self.checkpointer.folder
+        name = f"model_checkpoint_epoch{epoch}.pt" if is_checkpoint else "model_final.pt"
+        return os.path.join(folder, name)
+
+    def fun_per_epoch_aftRunNet(self, epoch: int) -> None:
+        pass
+
+    # ------------------------------------------------------------------ hooks after the loop
+    def fun_conclude_operator(self) -> None:
+        pass
+
+    def createMetricsPlotsModelsOutputs(self) -> None:
+        self.metrics_output = self.book.lists()
+        self.model_output = self.model_path
+        self.outputs.draw_plots(self.plotsIngredients, self.metrics_output, self.book)
+
+    def assembleAllOutputs(self) -> dict:
+        return {"model": self.model_output, "metrics": self.metrics_output}
+
+    # ------------------------------------------------------------------ driver
+    def buildModelAndTrain(self, opts: dict | None = None) -> dict:
+        """Run every method and hook in the original order; return (and, on rank 0, write) the result dict."""
+        self.get_model_input_fun()
+        self.init_model()
+        self.planning_output()
+        self.prep_data_parallel_models()
+        seed_rank_streams(self.opts["model_param"]["seed"], self.rank)
+        self.hooks = build_hooks(self)
+        self._step = TrainStep(self)
+        try:
+            self.loadCheckpoint()
+            self._train_epochs()
+            self.fun_conclude_operator()
+            self.createMetricsPlotsModelsOutputs()
+            result = self.assembleAllOutputs()
+            self.outputs.write_results(result, self.book, wall_time=self.wall_time())
+        finally:
+            self._close_batches()
+        return result
+
+    def _train_epochs(self) -> None:
+        try:
+            self.hooks.call("before_train")
+            for epoch in self.list_of_epochs():
+                self.epoch = epoch
+                self._run_epoch(epoch)
+            self.hooks.call("after_train")
+        finally:
+            self.hooks.call("close")
+
+    def _run_epoch(self, epoch: int) -> None:
+        hooks = self.hooks
+        hooks.call("before_epoch", epoch)
+        self.fun_per_epoch_b4RunNet(epoch)
+        for epoch_iter in self.list_of_epoch_iters():
+            hooks.call("before_iter", epoch, epoch_iter)
+            self.fun_per_iter_b4RunNet(epoch, epoch_iter)
+            if self.train_model is not None:
+                self.run_training_net()
+            self.fun_per_iter_aftRunNetB4Test(epoch, epoch_iter)
+            self.global_iter += 1
+            hooks.call("after_iter", epoch, epoch_iter)
+            self.fun_per_iter_aftRunNetAftTest(epoch, epoch_iter)
+            hooks.call("end_of_iter", epoch, epoch_iter)
+        hooks.call("after_epoch", epoch)
+        self.checkpoint(epoch)
+        self.fun_per_epoch_aftRunNet(epoch)
+
+    def _close_batches(self) -> None:
+        """Stop the data loader workers now: the result dict keeps the models (and so their streams) alive."""
+        for model in (self.train_model, self.test_model):
+            if model is not None and model.batches is not None:
+                model.batches.close()
+
+    def wall_time(self) -> float:
+        """Seconds the run has been going, over all its sessions (the interval timer hook keeps the clock)."""
+        return self.hooks.get("interval_timer").wall_time()
+
+    def state_capture(self) -> ckpt.StateCapture:
+        """The position and state getters a checkpoint save needs (playground/checkpoints/train_state.py captures)."""
+        return ckpt.StateCapture(global_iter=self.global_iter, epoch_iterations=self.epoch_iterations,
+                                 record=self.book.records[-1] if self.book.records else None,
+                                 shared=lambda epoch, epoch_iter: shared_state(self, epoch, epoch_iter),
+                                 rank=lambda: rank_state(self))
+
+    def _set_epoch_size(self, train_data: Any) -> None:
+        samples = self.opts["epoch_iter"]["num_train_sample_per_epoch"]
+        if samples == 0:
+            samples = len(train_data)
+        self.epoch_iterations = samples // self.total_batch_size
+        if self.epoch_iterations == 0:
+            raise ValueError(f"opts.epoch_iter: an epoch of {samples} samples holds no global batch of "
+                             f"{self.total_batch_size}; lower batch_per_device or use more data")
+
+
+def _network_and_loss(built: Any) -> tuple[torch.nn.Module, Any]:
+    if isinstance(built, tuple) and len(built) == 2 and isinstance(built[0], torch.nn.Module):
+        return built
+    raise TypeError("gen_forward_pass_builder_fun must return (network: torch.nn.Module, loss_fn), "
+                    f"got {type(built).__name__}")
+
+
+def describe_dataset(split: str, dataset: Any) -> dict:
+    """What opts.input.datasets holds for one dataset the input component returned: JSON-able facts about it
+    (the opts are written as JSON), not the object."""
+    kind = type(dataset)
+    out: dict = {"split": split, "type": None if dataset is None else f"{kind.__module__}.{kind.__qualname__}"}
+    try:
+        out["size"] = len(dataset) if dataset is not None else 0
+    except TypeError:
+        out["size"] = None     # an iterable dataset of unknown length
+    for name in ("sample_shape", "num_classes"):
+        value = getattr(dataset, name, None)
+        if isinstance(value, (int, tuple, list)):
+            out[name] = list(value) if isinstance(value, (tuple, list)) else value
+    return out

@@ -1,0 +1,113 @@
+"""The run's metrics: the meters, and the index-aligned lists of the original (epochs, samples_per_sec,
+secs_per_train, one per metric), plus the full record of each point as written to metrics.jsonl.
+
+A record point reduces every reducible meter of every rank in one collective, computes, resets, and appends
+one value to every list, so the lists stay aligned (null where a metric had nothing to measure).
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+import torch
+
+from playground.trainer.meter_state import get_state, has_state, reduce_states, set_state
+from playground.trainer.meters import Blobs, MeanTrainingLoss
+
+
+class MetricsBook:
+    def __init__(self) -> None:
+        self.metrics: dict[str, dict] = {}    # name -> {"calculator": meter, "output": [...], "is_train": bool}
+        self.record_epochs: list[float | None] = []
+        self.samples_per_sec: list[float | None] = []
+        self.secs_per_train: list[float | None] = []
+        self.records: list[dict] = []
+        self.prior_wall_time = 0.0            # seconds spent before the run was last resumed
+        self._phase: dict[bool, list] = {True: [], False: []}
+        self._warned: set[str] = set()
+
+    def create_meters(self, opts: dict, classes: dict[str, type]) -> None:
+        if not opts["output"]["metrics"]:   # nothing declared: the training loss is still worth seeing
+            self.metrics["train_loss"] = {"calculator": MeanTrainingLoss(opts), "output": [], "is_train": True}
+            self._phase[True].append(self.metrics["train_loss"]["calculator"])
+        for metric in opts["output"]["metrics"]:
+            meter = classes[metric["name"]](opts=opts, **metric["meter_kargs"])
+            self.metrics[metric["name"]] = {"calculator": meter, "output": [], "is_train": metric["is_train"]}
+            self._phase[metric["is_train"]].append(meter)
+
+    def add(self, is_train: bool, loss: torch.Tensor, output: Any, labels: Any) -> None:
+        meters = self._phase[is_train]
+        if meters:
+            blobs = Blobs(loss.detach(), output.detach() if isinstance(output, torch.Tensor) else output, labels)
+            for meter in meters:
+                meter.Add(blobs)
+
+    def record(self, *, kind: str, epoch: int, epoch_iter: int, iteration: int, samples: int, epochs: float,
+               samples_per_sec: float | None, secs_per_train: float | None, lr: float | None, wall_time: float,
+               reduce: Callable[[torch.Tensor], torch.Tensor] | None) -> dict:
+        if reduce is not None:
+            self._reduce(reduce)
+        values = {}
+        for name, entry in self.metrics.items():
+            meter = entry["calculator"]
+            value = meter.Compute()
+            values[name] = None if value is None else float(value)
+            meter.Reset()
+        record = {"index": len(self.records), "kind": kind, "epoch": epoch, "epoch_iter": epoch_iter,
+                  "iteration": iteration, "samples": samples, "epochs": epochs, "samples_per_sec": samples_per_sec,
+                  "secs_per_train": secs_per_train, "lr": lr, "wall_time": wall_time, **values}
+        self._append(record)
+        return record
+
+    def lists(self) -> dict[str, list]:
+        """The original `metrics_output`: one list per metric plus epochs, samples_per_sec, secs_per_train."""
+        out = {name: entry["output"] for name, entry in self.metrics.items()}
+        out.update(epochs=self.record_epochs, samples_per_sec=self.samples_per_sec, secs_per_train=self.secs_per_train)
+        return out
+
+    def state_dict(self) -> dict:
+        """The record points so far; meter sums since the last point are per rank (`meter_sums`), saved apart."""
+        return {"records": list(self.records), "prior_wall_time": self.prior_wall_time}
+
+    def meter_sums(self) -> dict[str, dict[str, torch.Tensor]]:
+        """This rank's meter states since the last record point (see meter_state.py); each rank has its own
+        until the point reduces them."""
+        states = {name: get_state(e["calculator"]) for name, e in self.metrics.items()}
+        return {name: state for name, state in states.items() if state is not None}
+
+    def load_meter_sums(self, states: dict[str, Any]) -> None:
+        for name, state in states.items():
+            if name in self.metrics:
+                set_state(self.metrics[name]["calculator"], state)
+
+    def load_state_dict(self, state: dict, wall_time_at_save: float) -> None:
+        for lst in (self.record_epochs, self.samples_per_sec, self.secs_per_train, self.records):
+            lst.clear()
+        for entry in self.metrics.values():
+            entry["output"].clear()
+        for record in state["records"]:
+            self._append(dict(record))
+        self.prior_wall_time = wall_time_at_save
+
+    def _append(self, record: dict) -> None:
+        self.records.append(record)
+        self.record_epochs.append(record["epochs"])
+        self.samples_per_sec.append(record["samples_per_sec"])
+        self.secs_per_train.append(record["secs_per_train"])
+        for name, entry in self.metrics.items():
+            entry["output"].append(record.get(name))
+
+    def _reduce(self, reduce: Callable[[torch.Tensor], torch.Tensor]) -> None:
+        for name, entry in self.metrics.items():
+            if not has_state(entry["calculator"]) and name not in self._warned:
+                self._warned.add(name)
+                logging.getLogger("playground").warning(
+                    "metric %s: its meter has no state()/load_state(), so each rank computes it alone "
+                    "(see 'Meter' in docs/components.md to reduce it across ranks)", name)
+
+        def by_op(tensor: torch.Tensor, op: str) -> torch.Tensor:
+            if op == "sum":
+                return reduce(tensor)
+            from playground.distribution.collectives import all_reduce_max
+            return all_reduce_max(tensor) if op == "max" else -all_reduce_max(-tensor)
+        reduce_states([e["calculator"] for e in self.metrics.values()], by_op)

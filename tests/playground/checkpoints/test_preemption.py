@@ -1,0 +1,74 @@
+"""Preemption (playground/checkpoints/preemption.py, checkpoint.py): SIGTERM or SIGINT finishes the iteration, writes a
+checkpoint and exits with 75; re-running the same command resumes as if nothing happened."""
+from __future__ import annotations
+
+import os
+import random
+import signal
+import time
+
+import pytest
+
+from playground.checkpoints import preemption
+from playground.checkpoints.preemption import EXIT_PREEMPTED, Preemption
+from tests.playground.checkpoints.interrupted_runs import (RunFolder, assert_same_records, assert_same_training_state,
+                                               checkpoint_opts, kill_group)
+
+
+def test_a_signal_is_a_stop_request_and_only_a_late_second_one_interrupts(monkeypatch):
+    monkeypatch.setattr(preemption, "REPEAT_GRACE_SECONDS", 0.2)
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    stop = Preemption()
+    stop.install()
+    try:
+        assert not stop.should_stop(world_size=1, global_iter=0)
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert stop.signal_name == "SIGTERM" and stop.should_stop(world_size=1, global_iter=0)
+        os.kill(os.getpid(), signal.SIGINT)      # the same request again (e.g. forwarded by the launcher)
+        time.sleep(0.3)
+        with pytest.raises(KeyboardInterrupt, match="second signal"):
+            os.kill(os.getpid(), signal.SIGINT)  # a person insisting: stop now
+    finally:
+        stop.uninstall()
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
+
+
+SLOWER = {"PLAYGROUND_TEST_ITER_SLEEP": "0.03"}   # 48 iterations take 1.5 s: two interruptions fit in
+
+
+def interrupt(run: RunFolder, ranks: int, send, rng: random.Random) -> None:
+    """One session stopped by `send(process)` a moment into training: it must exit 75 after a checkpoint."""
+    process = run.start()
+    assert run.wait_for_training(process, ranks), run.output()
+    time.sleep(rng.uniform(0.05, 0.3))
+    send(process)
+    code = process.wait(timeout=120)
+    output = run.output()
+    assert code == EXIT_PREEMPTED, output
+    assert "a checkpoint was written" in output and "Exit code 75" in output
+    info = (run.dir / "checkpoints" / "ckpt.log").read_text().splitlines()
+    assert any("preemption checkpoint" in line or "epoch checkpoint" in line for line in info[-3:]), info
+
+
+@pytest.mark.slow
+def test_sigterm_and_sigint_stop_a_single_process_run_that_then_resumes_exactly(tmp_path, uninterrupted):
+    run = RunFolder(tmp_path, "preempted", checkpoint_opts(), env=SLOWER)
+    rng = random.Random(1)
+    interrupt(run, 1, lambda p: os.kill(p.pid, signal.SIGTERM), rng)              # the scheduler
+    interrupt(run, 1, lambda p: kill_group(p, signal.SIGINT), rng)                # Ctrl-C in a terminal
+    code, output = run.run()
+    assert code == 0, output
+    assert_same_training_state(run.checkpoint(), uninterrupted(1).run.checkpoint())
+    assert_same_records(run, uninterrupted(1).run)
+
+
+@pytest.mark.slow
+def test_sigterm_stops_both_ranks_of_a_gloo_run_that_then_resumes_exactly(tmp_path, uninterrupted):
+    run = RunFolder(tmp_path, "preempted2", checkpoint_opts(ranks=2), env=SLOWER)
+    rng = random.Random(2)
+    interrupt(run, 2, lambda p: os.kill(p.pid, signal.SIGTERM), rng)      # to the launcher, which forwards it
+    interrupt(run, 2, lambda p: kill_group(p, signal.SIGTERM), rng)       # to every process of the job at once
+    code, output = run.run()
+    assert code == 0, output
+    assert_same_training_state(run.checkpoint(), uninterrupted(2).run.checkpoint())
+    assert_same_records(run, uninterrupted(2).run)
