@@ -1,6 +1,6 @@
 """SIGKILL chaos with every training-step feature on (bf16, accumulation, clipping, EMA) and a user hook with
 state, 1 process and 2 gloo ranks: the resumed run ends bitwise where an uninterrupted run ends, hook states
-included, with the same record points (machinery of tests/playground/test_resume_chaos.py)."""
+included, with the same record points (machinery of tests/playground/checkpoints/test_resume_chaos.py)."""
 from __future__ import annotations
 
 import glob
@@ -12,7 +12,7 @@ import pytest
 
 from tests.playground.checkpoints.interrupted_runs import (RunFolder, _assert_equal_tensors, assert_same_records,
                                                assert_same_training_state, checkpoint_opts)
-from tests.playground.test_resume_chaos import kill_at_random_moments
+from tests.playground.checkpoints.test_resume_chaos import kill_at_random_moments
 from tests.playground.trainer.conftest import STEP_COUNTER
 
 pytestmark = pytest.mark.slow
