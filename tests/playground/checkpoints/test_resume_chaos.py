@@ -92,9 +92,10 @@ def test_a_kill_at_each_step_of_a_checkpoint_write_loses_nothing(tmp_path, unint
     opts["output"].update(ckpt_every_n_iters=3, ckpt_keep_limit=2)
     run = RunFolder(tmp_path, "steps", opts)
     # killed after two record points and before the first checkpoint: the next session starts afresh and its
-    # metrics.jsonl must hold only its own points (the killed session's lines are kept aside)
+    # metrics.jsonl must hold only its own points (the killed session's lines are kept aside). Hooks see a record
+    # (the progress line is printed) before it is appended, so the third progress line comes after two appends.
     code, output = run.run("--set", "output.ckpt_every_n_iters=0",
-                           env={"PLAYGROUND_TEST_KILL_AFTER": "playground.trainer.progress.format_record:2"})
+                           env={"PLAYGROUND_TEST_KILL_AFTER": "playground.trainer.progress.format_record:3"})
     assert code == -9 and len(run.records()) == 2, output
     assert not (run.dir / "checkpoints" / "last").exists()
     for step in WRITE_STEPS:
