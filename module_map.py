@@ -31,6 +31,7 @@ MODULE_MAP = {
     # meters (output.metrics[].meter_py)
     "ComputeLoss": "components.meters.compute_loss",
     "ComputeTopKAccuracy": "components.meters.compute_topk_accuracy",
+    "ComputeMean": "components.meters.compute_mean",
     # outputs (output.gen_output_py, output.gen_checkpoint_path_py)
     "output_generator": "components.outputs.output_generator",
     "gen_checkpoint_path": "components.outputs.gen_checkpoint_path",

@@ -38,6 +38,8 @@ _EXPORTS = {
     "SCHEDULE_KEYS": "playground.trainer.lr_schedule",
     # hooks (docs/hooks.md)
     "Hook": "playground.trainer.hook",
+    "Trial": "playground.trainer.trial",
+    "TrialContext": "playground.trainer.trial",
     "STAGES": "playground.trainer.hook",
     # types of declared opts keys
     **{name: "playground.options.value_types" for name in (

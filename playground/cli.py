@@ -17,6 +17,7 @@ COMMANDS = {
     "eval": ("eval", "evaluate a checkpoint or a run's last one: one full test pass, metrics printed and in eval.json"),
     "plot": ("plot", "redraw a run's plots, or overlay several runs, from their metrics.jsonl"),
     "candle": ("candle", "run a CANDLE benchmark script (initialize_parameters, run) as a run, with checkpoints"),
+    "predict": ("predict", "write a trained network's outputs for a dataset (the test split by default), in order"),
     "make-lmdb": ("make_lmdb", "build an image LMDB from class folders, a `path label` list, or the digits"),
     "sweep": ("sweep", "run many experiments: a upf file, a grid or a hyperparameter search, each trial a run"),
     "convert-caffe2-checkpoint": ("convert_caffe2_checkpoint",

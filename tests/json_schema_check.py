@@ -14,7 +14,9 @@ def check(value: Any, schema: dict, path: str = "$") -> list[str]:
     if "anyOf" in schema:
         if all(check(value, option, path) for option in schema["anyOf"]):
             problems.append(f"{path}: matches none of the allowed forms")
-        return problems
+        if set(schema) <= {"anyOf", "description", "default"}:
+            return problems
+        # beside other keywords (opts: a trial class, or the components it replaces), every keyword applies
     kind = schema.get("type")
     if kind == "integer":
         if not (isinstance(value, int) and not isinstance(value, bool)):

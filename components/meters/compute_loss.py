@@ -1,7 +1,7 @@
 """ComputeLoss: the mean loss over every sample added since the last record point (and over all ranks)."""
 from __future__ import annotations
 
-from playground.api import Meter, batch_size_of
+from playground.api import Meter
 
 
 class ComputeLoss(Meter):
@@ -9,6 +9,6 @@ class ComputeLoss(Meter):
         super().__init__(opts=opts, blob_name=blob_name or "loss")
 
     def Add(self, blobs):
-        n = batch_size_of(blobs["label"])
+        n = blobs.samples
         self.total = self.total + blobs[self.blob_name].double() * n
         self.count = self.count + n

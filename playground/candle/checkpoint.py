@@ -146,6 +146,8 @@ class CandleCheckpoint:
         started = time.perf_counter()
         save_state(path, state, before_rename=lambda tmp, sha: write_completed_info(path, tmp, sha, info),
                    checksum=ckpt_setting(self.params, "ckpt_checksum"))
+        if self.run.test_mode:
+            _check_round_trip(path, state)
         set_pointer(self.folder, "last", path)
         self.last_path = self.run.model_path = path
         if best:
@@ -186,3 +188,13 @@ def _params_hash(params: dict) -> str:
 
 
 __all__ = ["CandleCheckpoint", "CheckpointError", "Preempted"]
+
+
+def _check_round_trip(path: str, state: dict) -> None:
+    """`--test`: the file just written holds exactly the model, optimizer and RNG state in memory."""
+    from playground.checkpoints.files import load_state
+    from playground.launch.one_batch_check import compare
+
+    saved = load_state(path)
+    for key in ("model", "optimizer", "rng"):
+        compare(saved[key], state[key], key, path)

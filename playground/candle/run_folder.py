@@ -27,6 +27,7 @@ class CandleRunFolder:
         self.preemption = Preemption()
         self.prior_wall_time = 0.0     # seconds spent before the last resume (restored by the helper)
         self.model_path: str | None = None
+        self.test_mode = False         # `--test`: the helper reads each checkpoint back and compares it
         self._started = time.time()
         self._stop_handled = False
 

@@ -29,9 +29,18 @@ class CandleCommand:
     parameters_file: str | None = None
     sets: list[str] = field(default_factory=list)
     run_dir: str | None = None
+    test: bool = False
+
+
+# `--test` on a CANDLE script: the script owns its loop, so the test is one epoch, with every checkpoint read back.
+TEST_SETS = ["epochs=1", "ckpt_restart_mode=off", "ckpt_save_interval=1", "ckpt_skip_epochs=0"]
 
 
 def run_candle(command: CandleCommand) -> int:
+    return _run_test(command) if command.test else _run_candle_once(command)
+
+
+def _run_candle_once(command: CandleCommand) -> int:
     try:
         module = load_script(command.script)
         params, warnings = resolved_params(module, command)
@@ -43,7 +52,28 @@ def run_candle(command: CandleCommand) -> int:
     from playground.launch.prepare import default_run_dir
     run_dir = os.path.abspath(command.run_dir or default_run_dir(os.path.splitext(os.path.basename(command.script))[0]))
     params.setdefault("ckpt_directory", os.path.join(run_dir, "checkpoints"))
-    return _run(module, params, command.script, run_dir)
+    return _run(module, params, command.script, run_dir, command.test)
+
+
+def _run_test(command: CandleCommand) -> int:
+    """One epoch in a temporary folder (unless --run-dir), each checkpoint read back and compared; a summary."""
+    import shutil
+    import tempfile
+
+    own = command.run_dir is None
+    run_dir = command.run_dir or tempfile.mkdtemp(prefix="playground-test-")
+    test = CandleCommand(command.script, command.defaults_file, command.parameters_file,
+                         [*command.sets, *TEST_SETS], run_dir, test=True)
+    code = _run_candle_once(test)
+    if code != 0:
+        print(f"playground candle: test FAILED (exit code {code}; the first error is above). Run folder kept: "
+              f"{run_dir}", file=sys.stderr)
+        return 2 if code == 2 else 1
+    print(f"test passed: {command.script} ran one epoch; its checkpoint was written, read back and equal to the "
+          f"model, optimizer and random state in memory\n  run folder: {run_dir}{' (temporary, removed)' if own else ''}")
+    if own:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    return 0
 
 
 def load_script(path: str) -> ModuleType:
@@ -95,14 +125,16 @@ def resolved_params(module: ModuleType, command: CandleCommand) -> tuple[dict, l
     return resolve_params(layers, definitions, required)
 
 
-def _run(module: ModuleType, params: dict, script: str, run_dir: str) -> int:
+def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool = False) -> int:
     from playground.candle.history import history_lists
     from playground.candle.run_folder import CandleRunFolder, activate
     from playground.checkpoints.files import CheckpointError
     from playground.checkpoints.preemption import Preempted
     from playground.outputs.run_log import close_logging, setup_logging
+    from playground.launch.one_batch_check import CheckError
 
     folder = CandleRunFolder(run_dir, script)
+    folder.test_mode = test
     try:
         folder.write_opts(params)
     except OSError as err:
@@ -122,12 +154,16 @@ def _run(module: ModuleType, params: dict, script: str, run_dir: str) -> int:
             folder.records_from_history(lists)
         folder.write_results(lists)
         log.info("done: results in %s", folder.outputs.results_path)
+        if test and folder.model_path is None:
+            log.error("playground candle: the test wrote no checkpoint: does run(params) save with the checkpoint "
+                      "helper (playground.candle.CandleCheckpoint)?")
+            return 1
         return 0
     except Preempted as stop:
         log.info("stopped by %s after a checkpoint; re-run the same command (same --run-dir) to resume. Exit code "
                  "%d.", stop, EXIT_PREEMPTED)
         return EXIT_PREEMPTED
-    except CheckpointError as err:
+    except (CheckpointError, CheckError) as err:
         log.error("playground candle: error: %s", err)
         return 1
     except Exception:  # noqa: BLE001 - the script's own failure: its traceback, then exit 1

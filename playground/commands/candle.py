@@ -22,9 +22,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="override one param (repeatable); VALUE is a JSON literal, else a string")
     parser.add_argument("--run-dir", metavar="DIR",
                         help="the run folder (default runs/<script>-<timestamp>); reuse it to resume a run")
+    parser.add_argument("--test", action="store_true",
+                        help="one epoch in a temporary folder (unless --run-dir), each checkpoint read back and "
+                             "compared with the model, optimizer and random state in memory")
 
 
 def main(args: argparse.Namespace) -> int:
     from playground.candle.runner import CandleCommand, run_candle
     return run_candle(CandleCommand(script=args.script, defaults_file=args.defaults_file,
-                                    parameters_file=args.parameters_file, sets=args.sets, run_dir=args.run_dir))
+                                    parameters_file=args.parameters_file, sets=args.sets, run_dir=args.run_dir,
+                                    test=args.test))

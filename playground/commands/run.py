@@ -1,5 +1,8 @@
 """Train one experiment from an opts blob: validate, plan, then run every rank of it.
 
+With --test: one training batch and one validation batch per rank, a checkpoint written, read back and resumed
+into a fresh trainer and compared, every metric checked to be produced; in a temporary folder unless --run-dir.
+
 Exit codes: 0 done, 2 unusable opts or command line (nothing was started), 1 the run failed, 75 stopped by
 SIGTERM/SIGINT after writing a checkpoint (re-run the same command to resume).
 """
@@ -29,6 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true",
                         help="validate, resolve every component, print the plan and the resolved opts, and exit "
                              "without creating anything")
+    parser.add_argument("--test", action="store_true",
+                        help="test the run in seconds: one training and one validation batch per rank, a checkpoint "
+                             "round trip, every metric produced (in a temporary folder unless --run-dir)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -38,6 +44,9 @@ def main(args: argparse.Namespace) -> int:
 
     from playground.data.form_check import check_input_forms
 
+    if args.test:
+        from playground.launch.one_batch_run import run_test
+        return run_test(args)
     try:
         prepared = prepare_run(args)
         check_input_forms(prepared.resolved)

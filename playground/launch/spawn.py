@@ -20,6 +20,7 @@ import traceback
 from playground.checkpoints.files import CheckpointError
 from playground.data.worker_errors import DataError
 from playground.data.forms import DataFormError
+from playground.launch.one_batch_check import CheckError
 from playground.options.layers import OptsError
 from playground.checkpoints.preemption import EXIT_PREEMPTED, Preempted
 from playground.checkpoints.pretrained import PretrainedError
@@ -29,7 +30,7 @@ from playground.distribution.rendezvous import RendezvousError
 from playground.distribution.topology import Topology
 
 USER_ERRORS = (OptsError, ComponentError, CheckpointError, PretrainedError, RendezvousError, DataFormError,
-               DataError)
+               DataError, CheckError)
 GRACE_SECONDS = 5.0
 
 

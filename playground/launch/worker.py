@@ -13,6 +13,7 @@ from typing import Mapping
 import torch
 
 from playground.distribution import collectives as dist_utils
+from playground.launch import one_batch_check, predict
 from playground.options.loader import ResolvedOpts, resolve_opts
 from playground.checkpoints.preemption import Preempted
 from playground.distribution.process_group import destroy_process_group, init_process_group
@@ -39,7 +40,14 @@ def run_rank(local_rank: int, opts: dict, run_dir: str, topology: Topology,
     try:
         init_process_group(trainer)
         trainer.checkpointer.preemption.install()
+        wanted = predict.request()
+        if wanted is not None:
+            predict.predict_rank(trainer, wanted["checkpoint"], wanted["output"])
+            dist_utils.barrier()
+            return None
         result = trainer.buildModelAndTrain(opts)
+        if one_batch_check.active():
+            one_batch_check.check_run(trainer)
         dist_utils.barrier()
         return result if ctx.is_writer else None
     except Exception as err:

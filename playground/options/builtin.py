@@ -45,7 +45,7 @@ def _o(path, type_, default=NO_DEFAULT, need=Need.OPTIONAL, help="", inert=False
 BUILTIN_OPTS: tuple[Opt, ...] = (
     # ---------------------------------------------------------------- input
     _o("input.input_name_py", ComponentName("input"), need=M,
-       help="Input component: reads the data and gives each rank its batches."),
+       help="Input component: reads the data and gives each rank its batches. Not needed with model.trial_py."),
     _o("input.train_input_path", Str(), "", help="Training data location (read by the input component).", by=INPUTS),
     _o("input.test_input_path", Str(), "", help="Test data location (read by the input component).", by=INPUTS),
     _o("input.imsize", Int(1), 224, help="Side of the square crop fed to the network, in pixels.", by=INPUTS),
@@ -71,7 +71,7 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
     _o("model.model_name_py", ComponentName("model"), need=M,
        help="Model component: init_model and the per-iteration hooks."),
     _o("model.forward_pass_py", ComponentName("forward_pass"), need=M,
-       help="Forward-pass component: the network and its loss."),
+       help="Forward-pass component: the network and its loss. Not needed with model.trial_py."),
     _o("model.parameter_update_py", ComponentName("param_update"), "",
        help="Update-rule component; exactly one of parameter_update_py and optimizer_py is set."),
     _o("model.optimizer_py", ComponentName("optimizer"), "",
@@ -80,6 +80,9 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
        help="How ranks find each other when there is more than one process."),
     _o("model.additional_override_py", ComponentName("override"), "",
        help="Module whose functions replace the trainer methods of the same name, for this run only."),
+    _o("model.trial_py", ComponentName("trial"), "",
+       help="A trial class (registered name or dotted path module.ClassName, docs/trials.md) that builds the model, "
+            "data, optimizer and steps; it replaces the input and forward-pass components."),
     _o("model.hooks_py", ListOf(ComponentName("hook")), [],
        help="Hooks added to the training loop, in order: registered names or dotted module paths of modules "
             "defining a playground.api.Hook subclass (docs/hooks.md). Their state is checkpointed."),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -24,7 +25,8 @@ from playground.options.registry import Component, ComponentError, resolve
 from playground.options.unknown_keys import closest_hint, is_ignored, leaf_paths, unknown_keys
 
 BUILTIN_LISTS = ("epochs", "samples_per_sec", "secs_per_train")
-# Where every key is the framework's own (or a component's that declares it): an unknown key there is a typo.
+# The components a trial class replaces: optional when model.trial_py names one.
+TRIAL_REPLACES = ("input.input_name_py", "model.forward_pass_py", "model.model_name_py")
 
 
 @dataclass
@@ -41,10 +43,18 @@ class ResolvedOpts:
 
 
 def declarations_of(component: Component) -> list[Opt]:
-    """The opts keys a component declares (CANDLE style: `additional_definitions` and `required`)."""
-    module = component.module
-    definitions = getattr(module, "additional_definitions", None) or []
-    required = set(getattr(module, "required", None) or [])
+    """The opts keys a component declares (CANDLE style: `additional_definitions` and `required`); for a trial
+    class, those of the modules of the classes it derives from too (a subclass keeps its base's keys)."""
+    modules = [component.module]
+    trial = component.trial_class()
+    if trial is not None:
+        modules += [sys.modules[c.__module__] for c in trial.__mro__[1:] if c.__module__ in sys.modules]
+    definitions: list[dict] = []
+    required: set[str] = set()
+    for module in dict.fromkeys(modules):
+        definitions += [d for d in getattr(module, "additional_definitions", None) or []
+                        if d.get("name") not in {e.get("name") for e in definitions}]
+        required |= set(getattr(module, "required", None) or [])
     opts = [from_definition(d, component.name, d.get("name") in required) for d in definitions]
     declared = {o.path for o in opts}
     for path in sorted(required - declared):
@@ -96,7 +106,7 @@ def resolve_opts(layers: list[tuple[str, dict]], check_devices: bool = True, str
     builtin = {o.path: o for o in BUILTIN_OPTS}
     components = _resolve_components(raw, builtin, problems)
     try:
-        declarations = merge_declarations(BUILTIN_OPTS, list(dict.fromkeys(components.values())))
+        declarations = merge_declarations(_builtin_for(raw), list(dict.fromkeys(components.values())))
     except OptsError as err:
         raise OptsError(problems + err.problems) from None
 
@@ -104,7 +114,7 @@ def resolve_opts(layers: list[tuple[str, dict]], check_devices: bool = True, str
     for decl in declarations.values():
         _fill_and_check(opts, decl, origin, problems)
     meters = _resolve_meters(opts, problems)
-    _check_rules(opts, origin, problems, check_devices)
+    _check_rules(opts, origin, problems, check_devices, components)
     _check_learning_rate(raw, components.get("model.optimizer_py"), problems)
     unknown_errors, unknown_warnings = unknown_keys(raw, declarations, strict)
     problems.extend(unknown_errors)
@@ -122,6 +132,13 @@ def resolve_opts(layers: list[tuple[str, dict]], check_devices: bool = True, str
     if inert:
         resolved.notes.append("accepted with no effect in PyTorch: " + ", ".join(inert))
     return resolved
+
+
+def _builtin_for(raw: dict) -> tuple[Opt, ...]:
+    """The built-in declarations, with the components a trial class replaces made optional when one is named."""
+    if not _get(raw, "model.trial_py"):
+        return BUILTIN_OPTS
+    return tuple(replace(o, need=Need.OPTIONAL, default="") if o.path in TRIAL_REPLACES else o for o in BUILTIN_OPTS)
 
 
 def _need_rank(need: Need) -> int:
@@ -200,12 +217,20 @@ def _fill_and_check(opts: dict, decl: Opt, origin: dict[str, str], problems: lis
                         f"{describe_origin(origin, decl.path)}")
 
 
-def _check_rules(opts: dict, origin: dict[str, str], problems: list[str], check_devices: bool) -> None:
+def _trial_builds_optimizer(trial: Component | None) -> bool:
+    cls = trial.trial_class() if trial is not None else None
+    return cls is not None and callable(getattr(cls, "build_optimizer", None))
+
+
+def _check_rules(opts: dict, origin: dict[str, str], problems: list[str], check_devices: bool,
+                 components: dict[str, Component]) -> None:
     update, optimizer = _get(opts, "model.parameter_update_py"), _get(opts, "model.optimizer_py")
-    if bool(update) == bool(optimizer):
+    trial_optimizer = _trial_builds_optimizer(components.get("model.trial_py"))
+    if bool(update) == bool(optimizer) and not (trial_optimizer and not update):
         state = "both are set" if update else "neither is set"
-        problems.append("opts.model: exactly one of parameter_update_py and optimizer_py must name a component; "
-                        f"{state}{' (' + repr(update) + ' and ' + repr(optimizer) + ')' if update else ''}")
+        problems.append("opts.model: exactly one of parameter_update_py and optimizer_py must name a component"
+                        f"{' (or the trial class defines build_optimizer)' if components.get('model.trial_py') else ''}"
+                        f"; {state}{' (' + repr(update) + ' and ' + repr(optimizer) + ')' if update else ''}")
     dist = opts.get("distributed", {})
     shards, shard_id = dist.get("num_shards"), dist.get("shard_id")
     if isinstance(shards, int) and isinstance(shard_id, int) and shard_id >= shards:

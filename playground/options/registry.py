@@ -7,8 +7,10 @@ or a module_map.py beside the opts file), whose folder is importable. The variab
 spawned ranks. Nobody edits the framework to add a component.
 
 A component is a plain module. Its kind is recognised by the functions it defines (KINDS), for a meter by
-a class named like the last part of its name, and for a hook (`model.hooks_py`) by a subclass of
-playground.trainer.Hook defined in the module itself. Lookups that fail list the closest registered names. Modules
+a class named like the last part of its name, for a hook (`model.hooks_py`) by a subclass of
+playground.trainer.Hook defined in the module itself, and for a trial (`model.trial_py`) by a class with the trial
+methods (playground/trainer/trial.py), named by the last part of a `module.ClassName` path or the first in the module.
+Lookups that fail list the closest registered names. Modules
 are imported on first use only, so listing names or printing --help stays cheap.
 """
 from __future__ import annotations
@@ -45,6 +47,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("checkpoint_path", ("gen_checkpoint_path",), "checkpoint path"),
     Kind("meter", (), "meter"),
     Kind("hook", (), "hook"),
+    Kind("trial", (), "trial"),
     Kind("override", (), "override"),
 )}
 
@@ -70,6 +73,8 @@ class Component:
             found.append("meter")
         if self.hook_class() is not None:
             found.append("hook")
+        if self.trial_class() is not None:
+            found.append("trial")
         return found or ["override"]
 
     def meter_class(self) -> type | None:
@@ -83,6 +88,17 @@ class Component:
         for candidate in list(vars(self.module).values()):
             if (inspect.isclass(candidate) and getattr(candidate, "is_playground_hook", False) is True
                     and candidate.__module__ == self.module.__name__):
+                return candidate
+        return None
+
+    def trial_class(self) -> type | None:
+        """The trial class: the one a `module.ClassName` name points at, else the first trial class defined in
+        the module (a class with build_model, build_training_data_loader and build_validation_data_loader)."""
+        named = getattr(self.module, self.name.rsplit(".", 1)[-1], None)
+        if _is_trial_class(named):
+            return named
+        for candidate in list(vars(self.module).values()):
+            if _is_trial_class(candidate) and candidate.__module__ == self.module.__name__:
                 return candidate
         return None
 
@@ -101,6 +117,15 @@ def use_module_map(path: str) -> None:
     if not os.path.isfile(path):
         raise ComponentError(f"--module-map {path}: no such file")
     os.environ[ENV_MODULE_MAP] = os.path.abspath(path)
+
+
+TRIAL_METHODS = ("build_model", "build_training_data_loader", "build_validation_data_loader")
+
+
+def _is_trial_class(candidate: Any) -> bool:
+    """A class with the trial methods (playground/trainer/trial.py), other than the optional base class itself."""
+    return (inspect.isclass(candidate) and candidate.__module__ != "playground.trainer.trial"
+            and all(callable(getattr(candidate, name, None)) for name in TRIAL_METHODS))
 
 
 def module_map() -> dict[str, str]:
@@ -152,6 +177,8 @@ def resolve(name: str, kind: str | None = None, where: str = "") -> Component:
         wanted = KINDS[kind]
         provides = (" or ".join(wanted.functions) if wanted.functions
                     else "a subclass of playground.trainer.Hook" if kind == "hook"
+                    else "a class with build_model, build_training_data_loader and build_validation_data_loader"
+                    if kind == "trial"
                     else f"a class named {name.rsplit('.', 1)[-1]} with Reset, Add and Compute")
         kinds = " and ".join(KINDS[k].title for k in component.kinds())
         raise ComponentError(f"{where_text}{name!r} ({component.file}) is {_a(kinds)} {kinds} component, "
@@ -167,8 +194,8 @@ def _import(module_path: str, name: str, where_text: str, table: dict[str, str],
         return importlib.import_module(module_path)
     except ModuleNotFoundError as err:
         parent, _, attribute = module_path.rpartition(".")
-        if err.name == module_path and parent and kind in (None, "meter"):
-            # "package.module.ClassName": a meter class inside a module
+        if err.name == module_path and parent and kind in (None, "meter", "trial"):
+            # "package.module.ClassName": a meter or trial class inside a module
             try:
                 module = importlib.import_module(parent)
             except ImportError:

@@ -11,7 +11,7 @@ from collections import defaultdict
 
 from playground.options.builtin import BUILTIN_OPTS, IGNORED_KEYS, INPUTS, NETS, SECTIONS, UPDATES
 from playground.options.declaration import NO_DEFAULT, Need, Opt
-from playground.options.loader import declarations_of
+from playground.options.loader import TRIAL_REPLACES, declarations_of
 from playground.options.registry import ComponentError, module_map, resolve
 
 
@@ -60,16 +60,27 @@ def json_schema() -> dict:
         default = next((d.default for d in decls if d.default is not NO_DEFAULT), NO_DEFAULT)
         if default is not NO_DEFAULT:
             prop["default"] = default
-        if any(d.need is not Need.OPTIONAL for d in decls if d in BUILTIN_OPTS):
+        if any(d.need is not Need.OPTIONAL for d in decls if d in BUILTIN_OPTS) and path not in TRIAL_REPLACES:
             sections[section]["required"].append(key)
         sections[section]["properties"][key] = prop
+    opts = {"type": "object", "properties": sections, "required": list(SECTIONS), "anyOf": [_trial_or_components()]}
+    opts["anyOf"].insert(0, {"properties": {"model": {"required": ["trial_py"]}}})
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "playground opts",
         "type": "object",
         "required": ["opts"],
-        "properties": {"opts": {"type": "object", "properties": sections, "required": list(SECTIONS)}},
+        "properties": {"opts": opts},
     }
+
+
+def _trial_or_components() -> dict:
+    """Without model.trial_py, the components a trial replaces are required."""
+    needed: dict[str, list[str]] = {}
+    for path in TRIAL_REPLACES:
+        section, _, key = path.partition(".")
+        needed.setdefault(section, []).append(key)
+    return {"properties": {section: {"required": keys} for section, keys in needed.items()}}
 
 
 def markdown() -> str:

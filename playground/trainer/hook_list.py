@@ -2,7 +2,7 @@
 iteration checkpoints last (so a checkpoint holds every other hook's state after the iteration).
 
 Order: pending checkpoint errors, interval timer, learning rate, mixed precision, gradient clipping, EMA,
-profiler, record points, skipped records, user hooks (in the order listed), progress, TensorBoard, iteration
+profiler, record points, skipped records, user hooks (in the order listed), a trial's build_hooks(), progress, TensorBoard, iteration
 checkpoints. Each hook's state is saved under its name; resuming with a hook added or removed warns by name
 and the new hook starts fresh.
 """
@@ -75,6 +75,9 @@ def build_hooks(trainer: Any) -> HookList:
         hooks.append(profiler.Profiler(trainer))
     hooks += [record_points.RecordPoints(trainer), skipped_records.SkippedRecords(trainer)]
     hooks += [user_hook(trainer, name, index) for index, name in enumerate(opts["model"]["hooks_py"])]
+    trial_hooks = getattr(trainer, "trial_hooks", None)
+    if trial_hooks is not None:   # a trial class's build_hooks(), after the opts' hooks
+        hooks += trial_hooks()
     hooks.append(progress_bar.ProgressBar(trainer))
     if out["tensorboard"] and trainer.ctx.is_writer:
         hooks.append(tensorboard.TensorBoard(trainer))

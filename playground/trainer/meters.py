@@ -19,26 +19,31 @@ import torch
 
 
 class Blobs(Mapping):
-    """Outputs of one forward pass by the original blob names: `loss`, `softmax`, `label`, plus `logits`.
+    """Outputs of one forward pass by the original blob names: `loss`, `softmax`, `label`, plus `logits`, and the
+    values a trial's train_batch / evaluate_batch returned, by their names.
 
-    `softmax` is computed from `logits` on first use only.
+    `softmax` is computed from `logits` on first use only. `samples` is the batch's size.
     """
 
-    def __init__(self, loss: torch.Tensor, logits: Any, label: Any) -> None:
-        self._blobs: dict[str, Any] = {"loss": loss, "logits": logits, "label": label}
+    def __init__(self, loss: torch.Tensor | None, logits: Any, label: Any, named: dict | None = None,
+                 samples: int | None = None) -> None:
+        self._blobs: dict[str, Any] = {"loss": loss, "logits": logits, "label": label, **(named or {})}
+        self.samples = samples if samples is not None else batch_size_of(label) if label is not None else 1
 
     def __getitem__(self, name: str) -> Any:
-        if name == "softmax" and "softmax" not in self._blobs:
+        if name == "softmax" and "softmax" not in self._blobs and self._blobs["logits"] is not None:
             self._blobs["softmax"] = torch.softmax(self._blobs["logits"].float(), dim=-1)
-        if name not in self._blobs and name != "softmax":
-            raise KeyError(f"no blob named {name!r}; a forward pass gives loss, softmax, logits and label")
+        if self._blobs.get(name) is None:
+            given = ", ".join(n for n in self if n != "softmax" or self._blobs["logits"] is not None)
+            raise KeyError(f"no blob named {name!r}; this step gives {given}")
         return self._blobs[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(("loss", "softmax", "logits", "label"))
+        names = ["loss", "softmax", "logits", "label", *self._blobs]
+        return iter([n for n in dict.fromkeys(names) if self._blobs.get(n) is not None or n == "softmax"])
 
     def __len__(self) -> int:
-        return 4
+        return len(list(iter(self)))
 
 
 class Meter:
@@ -93,3 +98,15 @@ class MeanTrainingLoss(Meter):
 
 def batch_size_of(label: Any) -> int:
     return int(label.shape[0]) if hasattr(label, "shape") and label.dim() > 0 else 1
+
+
+def samples_in(batch: Any) -> int:
+    """Samples in a batch of any structure: the first dimension of its first tensor (0 when it has none)."""
+    if isinstance(batch, torch.Tensor):
+        return int(batch.shape[0]) if batch.dim() > 0 else 1
+    items = batch.values() if isinstance(batch, dict) else batch if isinstance(batch, (list, tuple)) else ()
+    for item in items:
+        size = samples_in(item)
+        if size:
+            return size
+    return 0

@@ -35,10 +35,14 @@ class MetricsBook:
             self.metrics[metric["name"]] = {"calculator": meter, "output": [], "is_train": metric["is_train"]}
             self._phase[metric["is_train"]].append(meter)
 
-    def add(self, is_train: bool, loss: torch.Tensor, output: Any, labels: Any) -> None:
+    def add(self, is_train: bool, loss: torch.Tensor | None, output: Any, labels: Any, named: dict | None = None,
+            samples: int | None = None) -> None:
+        """One step's outputs to the train or test meters; `named` holds a trial's values by name."""
         meters = self._phase[is_train]
         if meters:
-            blobs = Blobs(loss.detach(), output.detach() if isinstance(output, torch.Tensor) else output, labels)
+            named = {k: v.detach() if isinstance(v, torch.Tensor) else v for k, v in (named or {}).items()}
+            blobs = Blobs(loss.detach() if loss is not None else None,
+                          output.detach() if isinstance(output, torch.Tensor) else output, labels, named, samples)
             for meter in meters:
                 meter.Add(blobs)
 

@@ -15,6 +15,8 @@ from typing import Any, ContextManager
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
+from playground.trainer.meters import samples_in
+
 
 class TrainStep:
     """Built once per run, after the hooks: it reads the opts and finds the precision hook and the DDP wrapper."""
@@ -35,20 +37,30 @@ class TrainStep:
             return inputs.contiguous(memory_format=torch.channels_last)
         return inputs
 
+    def forward(self, batch: Any) -> tuple[torch.Tensor, Any, Any, dict]:
+        """One micro-batch's (loss, output, labels, named values): the trainer's `train_micro_batch` when it has
+        one (a trial class, trial_adapter.py), else the network and loss on (inputs, labels)."""
+        custom = getattr(self.trainer, "train_micro_batch", None)
+        if custom is not None:
+            return custom(batch)
+        inputs, labels = batch
+        model = self.trainer.train_model
+        output = model.net(self.prepare(inputs))
+        return model.loss_fn(output, labels), output, labels, {}
+
     def run(self) -> None:
         trainer = self.trainer
         model = trainer.train_model
         optimizer, k = model.optimizer, self.accum
         ddp = _ddp_of(model.net)
         for micro in range(k):
-            inputs, labels = model.batches.next()
-            inputs = self.prepare(inputs)
+            batch = model.batches.next()
             # Gradients are all-reduced once per iteration: the earlier micro-batches only accumulate locally.
             sync = ddp.no_sync() if ddp is not None and micro < k - 1 else contextlib.nullcontext()
             with sync:
                 with self.autocast():
-                    output = model.net(inputs)
-                    loss = model.loss_fn(output, labels)
+                    loss, output, labels, named = self.forward(batch)
+                _check_scalar(loss)
                 if micro == 0:
                     optimizer.zero_grad(set_to_none=True)
                 scaled = loss / k if k > 1 else loss
@@ -56,7 +68,7 @@ class TrainStep:
                     self.precision.backward(scaled)
                 else:
                     scaled.backward()
-            trainer.book.add(True, loss, output, labels)
+            trainer.book.add(True, loss, output, labels, named, samples_in(batch) if named else None)
         if self.precision is not None:
             self.precision.unscale(optimizer)
         trainer.hooks.call("after_backward")
@@ -65,6 +77,12 @@ class TrainStep:
         else:
             optimizer.step()
         trainer.hooks.call("after_step")
+
+
+def _check_scalar(loss: Any) -> None:
+    if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
+        shape = f"a tensor of shape {tuple(loss.shape)}" if isinstance(loss, torch.Tensor) else type(loss).__name__
+        raise ValueError(f"the training loss must be a scalar tensor (reduce it, e.g. with .mean()), got {shape}")
 
 
 def _ddp_of(net: Any) -> DistributedDataParallel | None:

@@ -2,7 +2,8 @@
 
 Two fresh subclasses per run, never touching AnyExp itself: `AnyExpComponents` holds the component functions
 (the kind's contract names only), and `AnyExpRun` on top of it holds the override module's functions. An
-override can therefore call the component's version with `super(type(self), self).name(...)`.
+override can therefore call the component's version with `super(type(self), self).name(...)`. With a trial class
+(`model.trial_py`), a layer between the two fills the component slots from the trial (trial_adapter.py).
 """
 from __future__ import annotations
 
@@ -31,10 +32,24 @@ def build_trainer_class(resolved: ResolvedOpts) -> type[AnyExp]:
             if callable(function):
                 namespace[name] = staticmethod(function) if name == "get_input_dataset" else function
     base = type("AnyExpComponents", (AnyExp,), namespace)
+    trial = resolved.components.get("model.trial_py")
+    if trial is not None:
+        base = _trial_layer(base, trial)
     override = resolved.components.get("model.additional_override_py")
     functions = override.functions() if override is not None else {}
     _warn_unknown(functions, override.name if override else "")
     return type("AnyExpRun", (base,), dict(functions))
+
+
+def _trial_layer(base: type[AnyExp], trial: Any) -> type[AnyExp]:
+    """A layer that fills the component slots from the trial class (trial_adapter.py), above the components so
+    that the trial's build_optimizer can fall back to the opts' optimizer component."""
+    from playground.trainer import trial_adapter
+
+    namespace = {name: getattr(trial_adapter, name) for name in trial_adapter.TRIAL_SLOTS}
+    layer = type("AnyExpTrial", (base,), {**namespace, "trial_class": trial.trial_class()})
+    layer.trial_base = layer
+    return layer
 
 
 def _warn_unknown(functions: dict[str, Any], module: str) -> None:

@@ -48,3 +48,11 @@ def test_the_opts_reference_names_the_components_that_read_a_framework_key():
     assert "caffe2_resnet50_default_forward" not in rows["`memonger`"].split("|")[5]
     assert "explicit_resnet_forward" in rows["`memonger`"].split("|")[5]
     assert "forward passes" not in rows["`bn_momentum`"]
+
+
+def test_the_schema_wants_a_trial_class_or_the_components_it_replaces():
+    schema = json_schema()
+    opts = json.loads((REPO / "experiments" / "digits_trial.json").read_text())
+    assert not check(opts, schema)
+    del opts["opts"]["model"]["trial_py"]
+    assert "$.opts: matches none of the allowed forms" in check(opts, schema)

@@ -1,0 +1,70 @@
+"""`playground run --test` (and `AnyExpOnTerm.py --test`): prepare the shrunk run, launch it with the checks of
+one_batch_check.py switched on, and say what was done. Exit codes: 0 passed, 2 unusable opts (nothing ran),
+1 the run or a check failed (the first error is printed)."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+
+def run_test(args: argparse.Namespace) -> int:
+    from playground.data.form_check import check_input_forms
+    from playground.launch.spawn import launch
+    from playground.launch.one_batch_check import ENV, shrink_layer
+    from playground.options.loader import resolve_opts
+    from playground.options.layers import OptsError
+    from playground.options.registry import ComponentError
+    from playground.launch.prepare import layers_from_args, prepare
+    from playground.distribution.topology import topology_from
+
+    started = time.monotonic()
+    own_folder = args.run_dir is None
+    run_dir = args.run_dir or tempfile.mkdtemp(prefix="playground-test-")
+    try:
+        layers = layers_from_args(args)
+        resolved = resolve_opts(layers, strict=args.strict)
+        world = topology_from(resolved.opts).world_size
+        layers.append(("--test", shrink_layer(resolved.opts, world)))
+        prepared = prepare(layers, run_dir=run_dir, strict=args.strict)
+        check_input_forms(prepared.resolved)
+    except (OptsError, ComponentError) as err:
+        print(f"playground: error: {err}", file=sys.stderr)
+        _remove(run_dir, own_folder)
+        return 2
+    os.environ[ENV] = "1"
+    try:
+        code = launch(prepared)
+    finally:
+        os.environ.pop(ENV, None)
+    if code != 0:
+        print(f"playground: test FAILED (exit code {code}; the first error is above). Run folder kept: {run_dir}",
+              file=sys.stderr)
+        return 1 if code != 2 else 2
+    print(_summary(prepared.opts, world, run_dir, time.monotonic() - started, own_folder))
+    _remove(run_dir, own_folder)
+    return 0
+
+
+def _summary(opts: dict, world: int, run_dir: str, seconds: float, temporary: bool) -> str:
+    e = opts["epoch_iter"]
+    with open(os.path.join(run_dir, "metrics.jsonl"), encoding="utf-8") as handle:
+        record = json.loads(handle.read().splitlines()[-1])
+    metrics = ", ".join(f"{m['name']} {record.get(m['name']):.4g}" for m in opts["output"]["metrics"]
+                        if record.get(m["name"]) is not None)
+    test_batch = e["test_batch_per_device"] or e["batch_per_device"]
+    return (f"test passed in {seconds:.1f} s on {world} rank(s):\n"
+            f"  1 training batch of {e['batch_per_device']} per rank x {opts['model_param']['grad_accum_steps']} "
+            f"micro-batch(es), 1 validation batch of up to {test_batch} per rank\n"
+            f"  metrics produced: {metrics or '(none declared)'}\n"
+            "  checkpoint written, read back equal to the trainer, and resumed into a fresh trainer equal to the file\n"
+            f"  run folder: {run_dir}{' (temporary, removed)' if temporary else ''}")
+
+
+def _remove(folder: str, own: bool) -> None:
+    if own:
+        shutil.rmtree(folder, ignore_errors=True)
