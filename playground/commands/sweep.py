@@ -39,6 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        ("resume", "allow a paused sweep to run again (then re-run `sweep run`)")):
         command = sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
         command.add_argument("sweep_dir", metavar="DIR")
+        if name == "summary":
+            command.add_argument("--rebuild", action="store_true",
+                                 help="first rebuild the study from the run folders alone (trial.json, "
+                                      "attempts.jsonl, metrics.jsonl); an existing study.journal is kept, renamed")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -61,8 +65,9 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.sweep_command in ("pause", "resume"):
         from playground.sweeps import control
         return getattr(control, args.sweep_command)(args.sweep_dir)
-    return {"status": reports.status, "summary": reports.summary, "plots": reports.plots}[args.sweep_command](
-        args.sweep_dir)
+    if args.sweep_command == "summary":
+        return reports.summary(args.sweep_dir, rebuild=args.rebuild)
+    return {"status": reports.status, "plots": reports.plots}[args.sweep_command](args.sweep_dir)
 
 
 def _spec(args: argparse.Namespace):

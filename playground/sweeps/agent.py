@@ -159,7 +159,10 @@ class Agent:
         record = {"id": ticket.trial_id, "number": ticket.number, "params": ticket.sets, "state": state,
                   "slot": slot, "restarts_used": used}
         if outcome is not None:
-            record.update(values=outcome.values, exit_code=outcome.exit_code, reason=outcome.reason)
+            # the last full test pass the study was told: `sweep summary --rebuild` reports exactly these again
+            steps = ticket.reported_steps
+            record.update(values=outcome.values, exit_code=outcome.exit_code, reason=outcome.reason,
+                          last_reported_step=max(steps) if steps else None)
         self.folder.write_trial(ticket.trial_id, record)
 
 

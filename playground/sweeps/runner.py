@@ -30,7 +30,7 @@ EXIT_STOPPED = 75
 def run_sweep(prepared: PreparedSweep, sweep_dir: str, workers: int, quiet: bool = False) -> int:
     spec = prepared.spec
     folder = SweepFolder(sweep_dir)
-    lock = _lock(folder)
+    lock = lock_folder(folder)
     try:
         _clear_stale_journal_lock(folder)
         if folder.exists():
@@ -103,7 +103,8 @@ def _finished(study: Any, total: int) -> bool:
     return len(trials) >= total and all(t.state.is_finished() for t in trials)
 
 
-def _lock(folder: SweepFolder):
+def lock_folder(folder: SweepFolder):
+    """The folder's run lock (flock on control/run.lock): one writer of the study at a time."""
     os.makedirs(folder.control, exist_ok=True)
     handle = open(os.path.join(folder.control, "run.lock"), "a+")
     try:
