@@ -61,6 +61,10 @@ def main(args: argparse.Namespace) -> int:
         print("\nresolved opts:\n" + json.dumps({"opts": prepared.opts}, indent=2))
         return 0
     from playground.checkpoints.preemption import EXIT_PREEMPTED
+    if args.max_restarts and prepared.plan.topology.given_local_rank is not None:
+        print("playground: error: --max-restarts: this rank was started by torchrun or Slurm; use torchrun's own "
+              "--max-restarts (or the scheduler's requeue) to retry ranks", file=sys.stderr)
+        return 2
     if args.max_restarts:
         from playground.restarts.policy import RestartPolicy
         from playground.restarts.supervisor import supervise
