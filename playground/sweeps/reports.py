@@ -26,6 +26,10 @@ def status(sweep_dir: str) -> int:
     total = spec.max_trials if spec.searcher_name not in ("grid", "upf") else None
     print(f"sweep {folder.root} ({spec.searcher_name}): " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
           + (f"; budget {total}" if total else ""))
+    if folder.paused():
+        paused = [t for t in folder.trial_ids() if folder.read_trial(t).get("state") == "paused"]
+        print(f"paused ({folder.pause_flag}): {len(paused)} trial(s) stopped after a checkpoint; "
+              f"`playground sweep resume {folder.root}`, then re-run `sweep run` to continue")
     best = next((r for r in ranked(rows, spec.objectives[0]) if r.state == "complete"), None)
     if best is not None:
         print(f"best: {best.id} {spec.objectives[0].metric}={best.value:.6g} {best.params}")
