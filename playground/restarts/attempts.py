@@ -35,3 +35,8 @@ def restarts_used(run_dirs: list[str]) -> int:
     """Units of max_restarts already spent in these folders (attempts whose retry cost one)."""
     return sum(1 for d in run_dirs for a in read_attempts(d) if a.get("restart_consumed"))
 
+
+
+def next_attempt(run_dir: str) -> int:
+    """The number of the attempt about to start: one more than the attempts started (ended or killed)."""
+    return sum(1 for a in read_attempts(run_dir) if "end" not in a) + 1

@@ -16,7 +16,7 @@ import threading
 import time
 from typing import IO, Any
 
-from playground.restarts.attempts import append_attempt, read_attempts
+from playground.restarts.attempts import append_attempt, next_attempt
 from playground.restarts.child import start_child
 from playground.restarts.policy import LogPolicy, RestartPolicy
 
@@ -35,7 +35,7 @@ def supervise(command: list[str], run_dir: str, policy: RestartPolicy) -> int:
     previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         while True:
-            attempt = len([a for a in read_attempts(run_dir) if "end" in a]) + 1
+            attempt = next_attempt(run_dir)
             started = time.time()
             process = start_child(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             child[:] = [process]

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from playground.restarts.attempts import next_attempt
 from playground.restarts.policy import Decision, RestartPolicy
 from playground.sweeps.coordinator import WAIT, Coordinator, Ticket
 from playground.sweeps.folder import SweepFolder
@@ -82,7 +83,7 @@ class Agent:
     def run_trial(self, ticket: Ticket, slot: int) -> Outcome:
         run_dir = self.folder.trial_dir(ticket.trial_id)
         self._write_trial(ticket, "running", slot)
-        attempt = len([a for a in self.folder.read_attempts(ticket.trial_id) if "end" in a]) + 1
+        attempt = next_attempt(run_dir)
         command = trial_command(self.spec, ticket.sets, run_dir)
         log_path = os.path.join(run_dir, LOG_NAME)
         log_start = os.path.getsize(log_path) if os.path.isfile(log_path) else 0
