@@ -10,6 +10,7 @@ The framework, one subpackage per part of the architecture:
     outputs/       metrics.jsonl, results.json, plots, logs, atomic writes
     data/          the batch stream, datasets in any common form, image LMDBs
     sweeps/        many runs: upf, grids, searchers on Optuna, resume, summaries (runs trials as processes)
+    restarts/      whether an ended attempt of a run is run again (max_restarts, log policies), attempts.jsonl
     candle/        CANDLE benchmark scripts: parameter layering and the checkpoint helper
     commands/      the `playground` command line (nothing else imports it)
     api.py         the public surface components and scripts import

@@ -29,6 +29,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "framework's own sections)")
     parser.add_argument("--resume", action="store_true",
                         help="resume the newest run folder under runs/ that has the same resolved opts")
+    parser.add_argument("--max-restarts", type=int, default=0, metavar="N",
+                        help="run the same command again (same run folder, resuming its last checkpoint) after up "
+                             "to N failed attempts; exit 75 (preempted) is continued for free, exit 2 never, and a "
+                             "CUDA out-of-memory line cancels retries. Attempts go to <run-dir>/attempts.jsonl")
     parser.add_argument("--dry-run", action="store_true",
                         help="validate, resolve every component, print the plan and the resolved opts, and exit "
                              "without creating anything")
@@ -44,6 +48,9 @@ def main(args: argparse.Namespace) -> int:
 
     from playground.data.form_check import check_input_forms
 
+    if args.max_restarts < 0:
+        print("playground: error: --max-restarts must be 0 or more", file=sys.stderr)
+        return 2
     if args.test:
         from playground.launch.one_batch_run import run_test
         return run_test(args)
@@ -62,9 +69,19 @@ def main(args: argparse.Namespace) -> int:
         print(prepared.plan.describe())
         print("\nresolved opts:\n" + json.dumps({"opts": prepared.opts}, indent=2))
         return 0
-    from playground.launch.spawn import launch
     from playground.checkpoints.preemption import EXIT_PREEMPTED
-    code = launch(prepared)
+    if args.max_restarts and prepared.plan.topology.given_local_rank is not None:
+        print("playground: error: --max-restarts: this rank was started by torchrun or Slurm; use torchrun's own "
+              "--max-restarts (or the scheduler's requeue) to retry ranks", file=sys.stderr)
+        return 2
+    if args.max_restarts:
+        from playground.restarts.policy import RestartPolicy
+        from playground.restarts.supervisor import supervise
+        code = supervise(rerun_words(args, prepared.run_dir, sys.executable), prepared.run_dir,
+                         RestartPolicy(args.max_restarts))
+    else:
+        from playground.launch.spawn import launch
+        code = launch(prepared)
     if code == EXIT_PREEMPTED and not args.run_dir:
         print(f"playground: the run folder is {prepared.run_dir}; resume it with:\n  {resume_command(args, prepared.run_dir)}",
               file=sys.stderr)
@@ -73,9 +90,18 @@ def main(args: argparse.Namespace) -> int:
 
 def resume_command(args: argparse.Namespace, run_dir: str) -> str:
     """The command line that continues the run in `run_dir`: this one, with --run-dir added."""
-    import os
     import shlex
-    entry = ["python", sys.argv[0]] if os.path.basename(sys.argv[0]) == "AnyExpOnTerm.py" else ["playground", "run"]
+    return shlex.join(rerun_words(args, run_dir))
+
+
+def rerun_words(args: argparse.Namespace, run_dir: str, python: str = "python") -> list[str]:
+    """This command as words, with --run-dir `run_dir` (not --resume, not --max-restarts): each attempt of
+    `--max-restarts` runs it, and a stopped run is resumed by it."""
+    import os
+    if os.path.basename(sys.argv[0]) == "AnyExpOnTerm.py":
+        entry = [python, sys.argv[0]]
+    else:
+        entry = [python, "-m", "playground", "run"] if python != "python" else ["playground", "run"]
     words = entry + (["--parameters-file", args.parameters_file] if args.parameters_file
                      else ["--parameters-json", args.parameters_json])
     if args.defaults_file:
@@ -84,4 +110,8 @@ def resume_command(args: argparse.Namespace, run_dir: str) -> str:
         words += ["--set", item]
     if args.shard_id is not None:
         words += ["--shard-id", str(args.shard_id)]
-    return shlex.join(words + ["--run-dir", run_dir])
+    if getattr(args, "strict", False):
+        words.append("--strict")
+    if getattr(args, "module_map", None):
+        words += ["--module-map", args.module_map]
+    return words + ["--run-dir", run_dir]

@@ -3,7 +3,8 @@
   playground sweep run SPEC [--workers N]            run (or resume) a sweep; SPEC is JSON or YAML
   playground sweep run --upf FILE --base OPTS         CANDLE's upf: one JSON object per line, run in parallel
   playground sweep preview SPEC                       the planned grid or ASHA brackets, nothing run
-  playground sweep status DIR | summary DIR | plots DIR
+  playground sweep status DIR | summary DIR [--rebuild] | plots DIR
+  playground sweep pause DIR | resume DIR              stop running trials after a checkpoint / allow them again
 
 Exit codes: 0 done, 2 unusable spec, upf or opts (nothing was started), 75 stopped (re-run to continue).
 """
@@ -33,9 +34,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     preview.add_argument("spec", metavar="SPEC")
     for name, text in (("status", "trials by state and the best so far"),
                        ("summary", "rewrite summary.csv, summary.md, best.json, output.csv and result.txt"),
-                       ("plots", "draw history, parallel coordinates, importances, timeline and learning curves")):
+                       ("plots", "draw history, parallel coordinates, importances, timeline and learning curves"),
+                       ("pause", "stop the sweep's running trials after a checkpoint and start nothing new"),
+                       ("resume", "allow a paused sweep to run again (then re-run `sweep run`)")):
         command = sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
         command.add_argument("sweep_dir", metavar="DIR")
+        if name == "summary":
+            command.add_argument("--rebuild", action="store_true",
+                                 help="first rebuild the study from the run folders alone (trial.json, "
+                                      "attempts.jsonl, metrics.jsonl); an existing study.journal is kept, renamed")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -55,8 +62,12 @@ def _dispatch(args: argparse.Namespace) -> int:
         from playground.sweeps.preview import preview
         print(preview(_spec(args)))
         return 0
-    return {"status": reports.status, "summary": reports.summary, "plots": reports.plots}[args.sweep_command](
-        args.sweep_dir)
+    if args.sweep_command in ("pause", "resume"):
+        from playground.sweeps import control
+        return getattr(control, args.sweep_command)(args.sweep_dir)
+    if args.sweep_command == "summary":
+        return reports.summary(args.sweep_dir, rebuild=args.rebuild)
+    return {"status": reports.status, "plots": reports.plots}[args.sweep_command](args.sweep_dir)
 
 
 def _spec(args: argparse.Namespace):

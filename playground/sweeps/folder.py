@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import time
 from typing import Any
 
 from playground.outputs.atomic_files import write_json
+from playground.restarts.attempts import append_attempt, read_attempts, restarts_used
 from playground.sweeps.errors import SweepError
 from playground.sweeps.spec import identity_part
 
@@ -73,8 +73,10 @@ class SweepFolder:
         old, new = _flatten(identity_part(stored.get("spec", {}))), _flatten(identity_part(raw))
         diff = [f"{k}: {old.get(k, '(absent)')!r} -> {new.get(k, '(absent)')!r}"
                 for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+        if not diff:  # the same sweep, its identity hashed by an older version
+            return
         raise SweepError([f"{self.root} holds a different sweep; only the budget (searcher.max_trials, "
-                          "max_concurrent_trials) may change when resuming. Differences:"] + diff +
+                          "max_concurrent_trials, max_restarts, log_policies) may change when resuming. Differences:"] + diff +
                          ["use another --sweep-dir for a new sweep"])
 
     def write_trial(self, trial_id: str, record: dict[str, Any]) -> None:
@@ -90,22 +92,20 @@ class SweepFolder:
             return {}
 
     def append_attempt(self, trial_id: str, entry: dict[str, Any]) -> None:
-        entry = {"host": socket.gethostname(), "pid": os.getpid(), **entry}
-        path = os.path.join(self.trial_dir(trial_id), "attempts.jsonl")
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(entry) + "\n")
+        append_attempt(self.trial_dir(trial_id), entry)
 
     def read_attempts(self, trial_id: str) -> list[dict]:
-        path = os.path.join(self.trial_dir(trial_id), "attempts.jsonl")
-        out = []
-        if os.path.isfile(path):
-            with open(path, encoding="utf-8") as handle:
-                for line in handle:
-                    try:
-                        out.append(json.loads(line))
-                    except json.JSONDecodeError:
-                        continue  # a line cut by a kill
-        return out
+        return read_attempts(self.trial_dir(trial_id))
+
+    def restarts_used(self) -> int:
+        return restarts_used([self.trial_dir(t) for t in self.trial_ids()])
+
+    @property
+    def pause_flag(self) -> str:
+        return os.path.join(self.control, "PAUSE")
+
+    def paused(self) -> bool:
+        return os.path.exists(self.pause_flag)
 
 
 def now() -> float:

@@ -1,4 +1,5 @@
-"""`sweep status`, `sweep summary` and `sweep plots` on an existing sweep folder (the study read, not changed)."""
+"""`sweep status`, `sweep summary` and `sweep plots` on an existing sweep folder (the study read, not changed;
+`summary --rebuild` writes a new study from the run folders)."""
 from __future__ import annotations
 
 import os
@@ -25,6 +26,10 @@ def status(sweep_dir: str) -> int:
     total = spec.max_trials if spec.searcher_name not in ("grid", "upf") else None
     print(f"sweep {folder.root} ({spec.searcher_name}): " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
           + (f"; budget {total}" if total else ""))
+    if folder.paused():
+        paused = [t for t in folder.trial_ids() if folder.read_trial(t).get("state") == "paused"]
+        print(f"paused ({folder.pause_flag}): {len(paused)} trial(s) stopped after a checkpoint; "
+              f"`playground sweep resume {folder.root}`, then re-run `sweep run` to continue")
     best = next((r for r in ranked(rows, spec.objectives[0]) if r.state == "complete"), None)
     if best is not None:
         print(f"best: {best.id} {spec.objectives[0].metric}={best.value:.6g} {best.params}")
@@ -34,8 +39,10 @@ def status(sweep_dir: str) -> int:
     return 0
 
 
-def summary(sweep_dir: str) -> int:
+def summary(sweep_dir: str, rebuild: bool = False) -> int:
     from playground.sweeps.summary import write_summary
+    if rebuild:
+        return _rebuild(sweep_dir)
     folder, spec, study = open_sweep(sweep_dir)
     rows = write_summary(study, folder, spec.objectives)
     print(f"wrote {os.path.join(folder.root, 'summary.md')} ({len(rows)} trials), summary.csv, output.csv"
@@ -48,4 +55,24 @@ def plots(sweep_dir: str) -> int:
     folder, spec, study = open_sweep(sweep_dir)
     for path, note in draw_all(study, folder, spec):
         print(path if not note else f"{path}: {note}", file=sys.stdout if not note else sys.stderr)
+    return 0
+
+
+def _rebuild(sweep_dir: str) -> int:
+    """The study rebuilt from the run folders (under the folder's run lock), then the reports from it."""
+    from playground.sweeps.prepare import prepare_sweep
+    from playground.sweeps.rebuild import rebuild_study
+    from playground.sweeps.runner import lock_folder
+    from playground.sweeps.summary import write_summary
+    folder = SweepFolder(sweep_dir)
+    spec = parse_spec(folder.read_spec()["spec"], folder.root, origin=folder.spec_file)
+    lock = lock_folder(folder)
+    try:
+        prepared = prepare_sweep(spec)
+        study = rebuild_study(folder, prepared)
+        rows = write_summary(study, folder, prepared.spec.objectives)
+    finally:
+        lock.close()
+    print(f"rebuilt {folder.journal} from {len(folder.trial_ids())} trial folder(s); wrote summary.csv, "
+          f"summary.md, output.csv ({len(rows)} trials)")
     return 0

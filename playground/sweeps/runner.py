@@ -2,7 +2,8 @@
 
 One `sweep run` per folder at a time (an flock on control/run.lock). SIGINT/SIGTERM stop claiming and stop the
 running trials through SIGTERM (checkpoint, exit 75); they stay RUNNING in the study and the next `sweep run`
-adopts them, resuming their own folders. Re-running a finished sweep says "nothing to do" and exits 0.
+adopts them, resuming their own folders. control/PAUSE (`sweep pause`) does the same, and
+a `sweep run` on a paused folder says so and exits 75. Failed attempts are retried by the restart policy. Re-running a finished sweep says "nothing to do" and exits 0.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import threading
 import time
 from typing import Any
 
+from playground.restarts.policy import RestartPolicy
 from playground.sweeps.agent import Agent, Outcome
 from playground.sweeps.coordinator import Coordinator
 from playground.sweeps.errors import SweepError
@@ -28,7 +30,7 @@ EXIT_STOPPED = 75
 def run_sweep(prepared: PreparedSweep, sweep_dir: str, workers: int, quiet: bool = False) -> int:
     spec = prepared.spec
     folder = SweepFolder(sweep_dir)
-    lock = _lock(folder)
+    lock = lock_folder(folder)
     try:
         _clear_stale_journal_lock(folder)
         if folder.exists():
@@ -38,6 +40,10 @@ def run_sweep(prepared: PreparedSweep, sweep_dir: str, workers: int, quiet: bool
         study = load_study(folder, spec.searcher, spec.objectives, create=True)
         initialize(study, spec, prepared.upf_lines, prepared.priors)
         total = budget(spec, prepared.upf_lines)
+        if folder.paused():
+            _say(f"sweep {folder.root} is paused ({folder.pause_flag}); `playground sweep resume {folder.root}`, "
+                 f"then re-run this command to continue. Exit code {EXIT_STOPPED}.", quiet)
+            return EXIT_STOPPED
         if _finished(study, total):
             write_summary(study, folder, spec.objectives)
             _say(f"sweep {folder.root}: nothing to do ({total} trials finished)", quiet)
@@ -61,7 +67,8 @@ def _run_slots(study: Any, spec, folder: SweepFolder, total: int, workers: int, 
             _say(f"[sweep] {trial_id} {outcome.state}{value} ({outcome.seconds:.1f} s) {done[0]}/{total}", quiet)
             write_summary(study, folder, spec.objectives)
 
-    agent = Agent(spec, folder, coordinator, stopping, workers, on_end)
+    policy = RestartPolicy(spec.max_restarts, spec.log_policies, used=folder.restarts_used())
+    agent = Agent(spec, folder, coordinator, stopping, workers, on_end, policy)
 
     def stop(signum: int, _frame: Any) -> None:
         stopping.set()
@@ -80,6 +87,10 @@ def _run_slots(study: Any, spec, folder: SweepFolder, total: int, workers: int, 
         for s, handler in previous.items():
             signal.signal(s, handler)
     write_summary(study, folder, spec.objectives)
+    if folder.paused() and not stopping.is_set():
+        _say(f"sweep paused; running trials checkpointed. `playground sweep resume {folder.root}`, then re-run "
+             f"the same command to continue them. Exit code {EXIT_STOPPED}.", quiet)
+        return EXIT_STOPPED
     if stopping.is_set():
         _say(f"sweep stopped; running trials checkpointed. Re-run the same command to continue. "
              f"Exit code {EXIT_STOPPED}.", quiet)
@@ -92,7 +103,8 @@ def _finished(study: Any, total: int) -> bool:
     return len(trials) >= total and all(t.state.is_finished() for t in trials)
 
 
-def _lock(folder: SweepFolder):
+def lock_folder(folder: SweepFolder):
+    """The folder's run lock (flock on control/run.lock): one writer of the study at a time."""
     os.makedirs(folder.control, exist_ok=True)
     handle = open(os.path.join(folder.control, "run.lock"), "a+")
     try:

@@ -27,7 +27,7 @@ def self_test(spec: SweepSpec) -> int:
     if spec.searcher_name in ("upf", "grid"):
         searcher = {**spec.searcher, "name": spec.searcher_name}
     test_spec = replace(spec, searcher=searcher, space=[p for p in spec.space if p.key != "epoch_iter.num_epochs"] + shrink,
-                        raw={**spec.raw, "searcher": searcher})
+                        raw={**spec.raw, "searcher": searcher}, max_restarts=0)  # report a failure at once
     prepared = prepare_sweep(test_spec)
     if prepared.base_opts is not None:
         e, d = prepared.base_opts["epoch_iter"], prepared.base_opts["distributed"]

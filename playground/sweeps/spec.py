@@ -3,7 +3,7 @@ the space. `load_spec` checks its shape and reports every problem at once as a `
 
 Paths in the spec are relative to the spec file. The upf form (`--upf FILE --base OPTS`) builds the same spec
 with the searcher `upf`. `identity` is the part of the spec that must not change when a sweep is resumed
-(everything except the budget).
+(everything except the budget and the retry policy: max_restarts, log_policies).
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from playground.restarts.policy import LogPolicy, default_log_policies, parse_log_policies
 from playground.sweeps.errors import SweepError
 from playground.sweeps.space import Param, parse_space
 
@@ -21,10 +22,12 @@ SEARCHERS = ("single", "grid", "upf", "random", "tpe", "gp", "cmaes", "adaptive_
 ASHA_MODES = ("aggressive", "standard", "conservative")
 TIME_METRICS = ("epochs", "samples", "iteration")
 TOP_KEYS = {"name", "base", "defaults_file", "script", "objective", "searcher", "space", "resources",
-            "max_restarts", "storage", "trial_program", "upf", "restart_file"}
+            "max_restarts", "log_policies", "storage", "trial_program", "upf", "restart_file"}
 SEARCHER_KEYS = {"name", "max_trials", "max_concurrent_trials", "seed", "time_metric", "max_time", "divisor",
                  "max_rungs", "mode", "bracket_rungs", "sampler", "min_resource", "reduction_factor"}
 BUDGET_KEYS = ("max_trials", "max_concurrent_trials")
+RETRY_KEYS = ("max_restarts", "log_policies")    # may change on resume: how failures are retried, not what runs
+DEFAULT_MAX_RESTARTS = 5                          # Determined's default
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ class SweepSpec:
     trial_program: list[str] | None = None
     slots_per_trial: int = 1
     storage: str = "auto"
+    max_restarts: int = DEFAULT_MAX_RESTARTS
+    log_policies: list[LogPolicy] = field(default_factory=default_log_policies)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -76,6 +81,8 @@ def identity_part(raw: dict) -> dict:
     part = copy.deepcopy(raw)
     for key in BUDGET_KEYS:
         part.get("searcher", {}).pop(key, None)
+    for key in RETRY_KEYS:
+        part.pop(key, None)
     return part
 
 
@@ -150,6 +157,12 @@ def parse_spec(data: dict, root: str, origin: str = "the spec") -> SweepSpec:
     if storage not in ("auto", "journal"):
         problems.append(f"{origin}: storage {storage!r}: this version keeps the study in a journal file in the sweep "
                         "folder (auto); PostgreSQL and the gRPC proxy come with multi-host sweeps")
+    max_restarts = raw.get("max_restarts", DEFAULT_MAX_RESTARTS)
+    if not isinstance(max_restarts, int) or isinstance(max_restarts, bool) or max_restarts < 0:
+        problems.append(f"{origin}: max_restarts must be a whole number >= 0 (failed attempts the whole sweep may "
+                        f"retry), got {max_restarts!r}")
+        max_restarts = 0
+    log_policies = parse_log_policies(raw.get("log_policies"), origin, problems)
     if searcher and searcher["name"] == "upf" and not raw.get("upf"):
         problems.append(f"{origin}: the upf searcher needs a upf file (--upf FILE)")
     if searcher and searcher["name"] in ("adaptive_asha", "hyperband") and len(objectives) > 1:
@@ -160,7 +173,7 @@ def parse_spec(data: dict, root: str, origin: str = "the spec") -> SweepSpec:
                      base=raw.get("base"), defaults_file=raw.get("defaults_file"), script=raw.get("script"),
                      objectives=objectives, reduce=reduce, searcher=searcher, space=space, upf=raw.get("upf"),
                      restart_file=raw.get("restart_file"), trial_program=program, slots_per_trial=slots,
-                     storage=storage)
+                     storage=storage, max_restarts=max_restarts, log_policies=log_policies)
 
 
 def _parse_searcher(searcher: Any, origin: str, problems: list[str]) -> dict:

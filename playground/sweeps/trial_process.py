@@ -8,18 +8,15 @@ trial dies with its sweep (PR_SET_PDEATHSIG to SIGTERM: it checkpoints and exits
 """
 from __future__ import annotations
 
-import ctypes
 import glob
 import json
 import os
-import signal
 import subprocess
 import sys
 from typing import Any
 
+from playground.restarts.child import start_child
 from playground.sweeps.spec import SweepSpec
-
-_PR_SET_PDEATHSIG = 1
 
 
 def trial_command(spec: SweepSpec, sets: dict[str, Any], run_dir: str) -> list[str]:
@@ -58,15 +55,5 @@ def slot_env(slot: int, workers: int, gpus: list[str] | None = None) -> dict[str
 
 
 def start_trial(command: list[str], env: dict[str, str], log_path: str) -> subprocess.Popen:
-    libc = ctypes.CDLL(None, use_errno=True)
-    prctl = libc.prctl  # resolved here: the child must not import or allocate between fork and exec
-
-    def die_with_sweep() -> None:
-        prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
-
-    log = open(log_path, "ab")
-    try:
-        return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                preexec_fn=die_with_sweep)
-    finally:
-        log.close()
+    with open(log_path, "ab") as log:
+        return start_child(command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)

@@ -46,6 +46,15 @@ def main() -> int:
     decay = float(opts["model_param"].get("weight_decay", 0.0))
     seconds = float(opts["model_param"].get("contract_epoch_seconds", 0.02))
     busy = bool(opts["model_param"].get("contract_busy", False))  # burn CPU instead of sleeping (benchmarks)
+    attempt = _count_attempt(args.run_dir)
+    param = opts["model_param"]
+    if attempt <= int(param.get("contract_fail_attempts", 0)):
+        print(f"contract trial: failing attempt {attempt} on purpose", file=sys.stderr)
+        return 1
+    if param.get("contract_oom"):
+        print("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB", file=sys.stderr)
+        return 1
+    preempt = attempt <= int(param.get("contract_preempt_attempts", 0))
     checkpoint = os.path.join(args.run_dir, "checkpoint.json")
     metrics = os.path.join(args.run_dir, "metrics.jsonl")
     done, records = 0, []
@@ -65,13 +74,21 @@ def main() -> int:
             with open(metrics, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(record) + "\n")
         _write_checkpoint(checkpoint, epoch + 1, records)
-        if stop_requested and epoch + 1 < epochs:
+        if (stop_requested or preempt) and epoch + 1 < epochs:
             return 75
     with open(os.path.join(args.run_dir, "results.json"), "w", encoding="utf-8") as handle:
         json.dump({"metrics": {"test_loss": [r["test_loss"] for r in records]}}, handle)
     with open(os.path.join(args.run_dir, "contract_times.json"), "w", encoding="utf-8") as handle:
         json.dump({"began": began, "finished": time.time()}, handle)
     return 0
+
+
+def _count_attempt(run_dir: str) -> int:
+    path = os.path.join(run_dir, "contract_attempts")
+    count = int(open(path).read()) + 1 if os.path.isfile(path) else 1
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(str(count))
+    return count
 
 
 def _spend(seconds: float, busy: bool) -> None:

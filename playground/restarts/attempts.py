@@ -1,0 +1,42 @@
+"""attempts.jsonl in a run folder: one line per attempt (host, pid, start, end, exit code, reason, whether it
+cost a restart). The file only grows; a line cut by a kill is skipped when read.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+from typing import Any
+
+FILE = "attempts.jsonl"
+
+
+def append_attempt(run_dir: str, entry: dict[str, Any]) -> None:
+    entry = {"host": socket.gethostname(), "pid": os.getpid(), **entry}
+    os.makedirs(run_dir, exist_ok=True)
+    with open(os.path.join(run_dir, FILE), "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(entry) + "\n")
+
+
+def read_attempts(run_dir: str) -> list[dict]:
+    path = os.path.join(run_dir, FILE)
+    out = []
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                try:
+                    out.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue  # a line cut by a kill
+    return out
+
+
+def restarts_used(run_dirs: list[str]) -> int:
+    """Units of max_restarts already spent in these folders (attempts whose retry cost one)."""
+    return sum(1 for d in run_dirs for a in read_attempts(d) if a.get("restart_consumed"))
+
+
+
+def next_attempt(run_dir: str) -> int:
+    """The number of the attempt about to start: one more than the attempts started (ended or killed)."""
+    return sum(1 for a in read_attempts(run_dir) if "end" not in a) + 1
