@@ -12,6 +12,7 @@ The framework, one subpackage per part of the architecture:
     sweeps/        many runs: upf, grids, searchers on Optuna, resume, summaries (runs trials as processes)
     restarts/      whether an ended attempt of a run is run again (max_restarts, log policies), attempts.jsonl
     candle/        CANDLE benchmark scripts: parameter layering and the checkpoint helper
+    restarts/      whether a failed attempt is run again (sweeps and --max-restarts), and the attempt records
     commands/      the `playground` command line (nothing else imports it)
     api.py         the public surface components and scripts import
 
