@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 
 import pytest
 
@@ -75,9 +74,7 @@ def broken(user_modules, name: str) -> dict:
 
 def test_test_mode_passes_prints_what_it_did_and_leaves_no_folder(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
-    started = time.monotonic()
     assert run_test(tmp_path, load_experiment("digits_trial.json")) == 0
-    assert time.monotonic() - started < 30
     out = capsys.readouterr().out
     assert "test passed" in out and "resumed into a fresh trainer equal to the file" in out and "test_accuracy" in out
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("playground-test-")]
@@ -97,9 +94,7 @@ def test_test_mode_writes_into_the_run_dir_when_given(tmp_path):
     ("NoValidation", "opts.output.metrics[1] ('test_loss', ComputeMean): no value after a validation batch"),
 ])
 def test_test_mode_catches_the_first_error_with_exit_1(tmp_path, capsys, user_modules, trial, message):
-    started = time.monotonic()
     assert run_test(tmp_path, broken(user_modules, trial)) == 1
-    assert time.monotonic() - started < 30
     err = capsys.readouterr().err
     assert message in err and "test FAILED" in err
 
@@ -135,12 +130,11 @@ def digits_lmdb(tmp_path_factory):
 
 @pytest.mark.slow   # one test run per experiment file
 @pytest.mark.parametrize("path", EXPERIMENTS, ids=lambda p: str(p.relative_to(REPO / "experiments")))
-def test_test_mode_passes_for_every_experiment_in_under_30_seconds(path, digits_lmdb, tmp_path):
+def test_test_mode_passes_for_every_experiment(path, digits_lmdb, tmp_path):
+    """How long each takes is measured, not asserted (a loaded machine is no measure): benchmarks/README.md."""
     opts = json.loads(path.read_text())["opts"]
     sets = []
     if opts["input"].get("train_input_path"):   # the digits LMDBs `make demo` builds, here in tmp_path
         sets = ["--set", f"input.train_input_path={digits_lmdb / 'train'}",
                 "--set", f"input.test_input_path={digits_lmdb / 'test'}"]
-    started = time.monotonic()
     assert run_test(tmp_path, opts, *sets) == 0
-    assert time.monotonic() - started < 30
