@@ -1,8 +1,9 @@
 """LmdbImageDataset: a map-style torch Dataset of augmented images from one LMDB (playground or Caffe format).
 
-The framework (playground/data/batch_stream.py) asks for `get_sample(index, data_pass)` and batches with
-`collate_fn`; samples are ImageSample (uint8, augmented) so that normalisation happens once, straight into
-the batch tensor (image_batch.py). `dataset[index]` gives the finished (CxHxW float tensor, label) pair as
+The framework (playground/data/batch_stream.py) asks for whole batches with `get_samples(keys)`, which writes each
+augmented uint8 image straight into its slot of the batch buffer, and batches with `collate_fn`, whose
+`batch_to_device` normalises the batch on the training device (image_batch.py); `get_sample(index,
+data_pass)` gives one ImageSample (uint8, augmented). `dataset[index]` gives the finished (CxHxW float tensor, label) pair as
 in the first data pass, for inspection and for code that expects a plain dataset.
 
 Reading is lazy: each process (the trainer, each forked or spawned worker) opens its own read-only LMDB
@@ -18,12 +19,14 @@ import os
 from typing import Sequence
 
 import cv2
+import numpy as np
 import torch
 from torch.utils.data import Dataset
 
-from playground.data.augment import AugmentSpec, augment, sample_rng
+from playground.data.augment import AugmentSpec, augment_into, sample_rng
 from playground.data.db_records import CAFFE, DbRecords, RecordReadError
-from playground.data.image_batch import IMAGENET_MEAN, IMAGENET_STD, ImageBatcher, ImageSample, SkippedRecord
+from playground.data.image_batch import (IMAGENET_MEAN, IMAGENET_STD, FilledBatch, ImageBatcher, ImageSample,
+                                         SkippedRecord)
 from playground.data.image_decode import decode_pixels
 from playground.data.record_format import RecordError
 
@@ -73,6 +76,18 @@ class LmdbImageDataset(Dataset):
 
     def get_sample(self, index: int, data_pass: int) -> ImageSample | SkippedRecord:
         """Record `index` augmented as in data pass `data_pass` (random choices from seed, pass and index)."""
+        side = self.spec.imsize
+        out = np.empty((side, side, 3) if self.channels == 3 else (side, side), np.uint8)
+        label = self._write(index, data_pass, out)
+        return label if isinstance(label, SkippedRecord) else ImageSample(out, label)
+
+    def get_samples(self, keys: Sequence[tuple[int, int]]) -> FilledBatch:
+        """The (data pass, index) `keys` augmented into one batch buffer, for `collate_fn` (the loader's fetch)."""
+        return self.collate_fn.fill(len(keys), self.spec.imsize, self.spec.imsize,
+                                    lambda k, out: self._write(keys[k][1], keys[k][0], out))
+
+    def _write(self, index: int, data_pass: int, out: np.ndarray) -> int | SkippedRecord:
+        """Write record `index`, augmented as in pass `data_pass`, into `out`; its label, or the SkippedRecord."""
         if self._process != os.getpid():
             self._enter_process()
         try:
@@ -80,7 +95,8 @@ class LmdbImageDataset(Dataset):
             self._check_label(index, record.label)
             pixels = decode_pixels(record, self.channels)
             rng = sample_rng(self.seed, data_pass, index) if self.spec.is_train else None
-            return ImageSample(augment(pixels, self.spec, rng), record.label)
+            augment_into(pixels, self.spec, rng, out)
+            return record.label
         except (RecordError, cv2.error) as err:
             failure = RecordReadError(f"{self.path}: record {self.records.key(index).decode(errors='replace')!r}: "
                                       f"{str(err).strip()}")
