@@ -115,9 +115,16 @@ class ImageBatcher:
         if images.device.type != "cpu":
             return torch.addcmul(offset, chw, scale)
         out = self._output(tuple(chw.shape)) if reuse and self._slots else torch.empty(chw.shape)
-        for start in range(0, len(out), _CPU_GROUP):
-            group = slice(start, start + _CPU_GROUP)
-            torch.addcmul(offset, chw[group], scale, out=out[group])
+        # One thread: a parallel op leaves the training process's OpenMP threads spinning for their next task,
+        # which cost 10x the conversion itself in CPU time (benchmarks/README.md) while the loop waits for data.
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            for start in range(0, len(out), _CPU_GROUP):
+                group = slice(start, start + _CPU_GROUP)
+                torch.addcmul(offset, chw[group], scale, out=out[group])
+        finally:
+            torch.set_num_threads(threads)
         return out
 
     def one(self, sample: ImageSample) -> torch.Tensor:
