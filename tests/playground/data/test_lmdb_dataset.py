@@ -199,3 +199,21 @@ def test_seeded_batches_equal_the_float32_per_image_pipeline_up_to_rounding(tmp_
             assert torch.allclose(images, _pre_uint8_batch(dataset, keys), rtol=0, atol=1e-6)
     finally:
         stream.close()
+
+
+def test_a_stream_restored_at_a_position_gives_the_uninterrupted_streams_batches_bit_for_bit(numbered_db):
+    dataset = LmdbImageDataset(numbered_db, TRAIN, seed=7)
+    opts = loader_opts(5, workers=1, method="fork")
+    whole = build_train_stream(dataset, opts, context(1, 0), 2)
+    resumed = build_train_stream(LmdbImageDataset(numbered_db, TRAIN, seed=7), opts, context(1, 0), 2)
+    try:
+        expected = [tuple(t.clone() for t in whole.next()) for _ in range(5)]
+        state = {"position": 3}
+        resumed.load_state_dict(state)
+        for images, labels in expected[3:]:
+            got_images, got_labels = resumed.next()
+            assert torch.equal(got_labels, labels) and torch.equal(got_images, images)
+        assert resumed.state_dict() == {"position": 5}
+    finally:
+        whole.close()
+        resumed.close()
