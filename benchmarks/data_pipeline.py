@@ -180,12 +180,12 @@ def timed_batches(next_batch, batches: int, batch: int, worker_pids, synchronize
 
 def our_pipeline(db: str, spec: AugmentSpec, args: argparse.Namespace, device: str = "cpu",
                  gpu_decode: bool = False) -> Measure:
+    import torch
+
     from playground.data.batch_stream import build_train_stream
     from playground.data.lmdb_dataset import LmdbImageDataset
     from playground.distribution.run_context import RunContext
     from playground.distribution.topology import Topology
-
-    import torch
 
     dataset = LmdbImageDataset(db, spec, gpu_decode=gpu_decode)
     opts = {"epoch_iter": {"batch_per_device": args.batch, "num_train_sample_per_epoch": 0},
