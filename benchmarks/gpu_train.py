@@ -77,8 +77,10 @@ def plain(args: argparse.Namespace) -> dict:
         def __getitems__(self, keys):
             return data.get_samples(keys)
 
-    order = [(p, i) for p in range(1000) for i in torch.randperm(len(data), generator=torch.Generator().manual_seed(p)).tolist()]
-    sampler = [order[k:k + args.batch] for k in range(0, args.batch * (args.steps + args.warmup + 2), args.batch)]
+    needed = args.batch * (args.steps + args.warmup + 2)
+    order = [(p, i) for p in range(needed // len(data) + 1)
+             for i in torch.randperm(len(data), generator=torch.Generator().manual_seed(p)).tolist()]
+    sampler = [order[k:k + args.batch] for k in range(0, needed, args.batch)]
     loader = DataLoader(Batches(), batch_sampler=sampler, collate_fn=data.collate_fn, num_workers=args.workers,
                         pin_memory=True, persistent_workers=args.workers > 0, prefetch_factor=4 if args.workers else None)
     net, loss_fn = network(args.device), torch.nn.CrossEntropyLoss()
