@@ -4,8 +4,9 @@ The original Playground's ImageNet input, by its original name. input.train_inpu
 input.test_input_path (optional; empty: no test set) are LMDB folders, e.g. the OUT/train and OUT/test that
 `playground make-lmdb --test-fraction 0.2 ... OUT` writes. Training images get the augmentation of
 input.scale_jitter_type, mirror, color_jitter and color_lighting; test images a shorter-side resize to
-input.loadsize and a centre crop of input.imsize. Batches are float32 NxCxHxW, RGB, normalised with
-input.mean and input.std (ImageNet's by default). The number of classes comes from the database's metadata
+input.loadsize and a centre crop of input.imsize. Batches travel as uint8 and reach the network as float32
+NxCxHxW, RGB, normalised on its device with input.mean and input.std (ImageNet's by default); with
+input.gpu_decode, JPEGs are decoded on the GPU. The number of classes comes from the database's metadata
 when input.num_classes is null. See docs/data.md.
 """
 from __future__ import annotations
@@ -31,6 +32,10 @@ additional_definitions = [
      "help": "Per-channel mean (RGB order, pixel values scaled to [0, 1]) subtracted from every image."},
     {"name": "input.std", "type": ListOf(Float(0, exclusive_minimum=True), min_items=1), "default": list(IMAGENET_STD),
      "help": "Per-channel standard deviation (RGB order, [0, 1] scale) each image is divided by."},
+    {"name": "input.gpu_decode", "type": bool, "default": False,
+     "help": "Decode JPEG records on the CUDA device (torchvision's GPU decoder) and crop, resize and mirror them "
+             "there; loader workers only read records. Needs distributed.num_gpus > 0; not with color_jitter, "
+             "color_lighting or bad_record skip."},
     {"name": "input.bad_record", "type": str, "choices": ["error", "skip"], "default": "error",
      "help": "A record that cannot be decoded: error stops the run naming the database and key; skip leaves it "
              "out of its batch and reports the count at the end of each epoch."},
@@ -60,6 +65,7 @@ def validate_opts(opts: dict) -> list[str]:
     if i["loadsize"] < i["imsize"]:
         problems.append(f"opts.input.loadsize: {i['loadsize']} is smaller than input.imsize ({i['imsize']}); images "
                         "are resized so the shorter side is loadsize, then cropped to imsize")
+    problems += _gpu_decode_problems(opts)
     for key in ("mean", "std"):
         if len(i[key]) != i["channels"]:
             problems.append(f"opts.input.{key}: {len(i[key])} values for input.channels {i['channels']}; give one "
@@ -82,6 +88,24 @@ def dataset_sizes(opts: dict) -> dict[str, int]:
     return sizes
 
 
+def _gpu_decode_problems(opts: dict) -> list[str]:
+    i = opts["input"]
+    if not i["gpu_decode"]:
+        return []
+    import torch
+
+    if opts["distributed"]["num_gpus"] == 0 or not torch.cuda.is_available():
+        why = "no CUDA device is available" if not torch.cuda.is_available() else "distributed.num_gpus is 0"
+        return [f"opts.input.gpu_decode: true, but {why}; JPEGs can only be decoded on a CUDA device that trains "
+                "(set input.gpu_decode to false to decode with OpenCV in the loader workers)"]
+    unsupported = [f"input.{key}" for key in ("color_jitter", "color_lighting") if i[key]]
+    unsupported += ["input.bad_record skip"] if i["bad_record"] == "skip" else []
+    if unsupported:
+        return [f"opts.input.gpu_decode: GPU decoding does not do {', '.join(unsupported)}; turn those off or set "
+                "input.gpu_decode to false"]
+    return []
+
+
 def get_input_dataset(opts: dict) -> dict:
     """{"train": LmdbImageDataset, "test": LmdbImageDataset or None}."""
     i = opts["input"]
@@ -102,4 +126,4 @@ def _dataset(opts: dict, path: str, is_train: bool):
                        color_lighting=i["color_lighting"])
     return LmdbImageDataset(path, spec, channels=i["channels"], mean=i["mean"], std=i["std"],
                             seed=opts["model_param"]["seed"], bad_record=i["bad_record"],
-                            label_limit=i["num_classes"])
+                            label_limit=i["num_classes"], gpu_decode=i["gpu_decode"])

@@ -9,7 +9,8 @@ lighting noise (input.color_lighting). Test: resize the shorter side to `loadsiz
 
 Every random choice for an image comes from `sample_rng(seed, data_pass, index)`, so the augmented image is a
 pure function of the opts, the data pass and the record index: a resumed run, another worker count or another
-rank layout sees exactly the same pixels. Images stay uint8 until collation (image_batch.py) normalises them.
+rank layout sees exactly the same pixels. Images stay uint8, written into their slot of the batch buffer
+(`augment_into`); the training process normalises whole batches (image_batch.py).
 """
 from __future__ import annotations
 
@@ -46,36 +47,58 @@ def sample_rng(seed: int, data_pass: int, index: int) -> np.random.Generator:
 
 def augment(pixels: np.ndarray, spec: AugmentSpec, rng: np.random.Generator | None) -> np.ndarray:
     """`pixels` (HxWx3 RGB or HxW gray, uint8) as an imsize x imsize image; `rng` is used only in training."""
+    out = np.empty((spec.imsize, spec.imsize, *pixels.shape[2:]), np.uint8)
+    augment_into(pixels, spec, rng, out)
+    return out
+
+
+def augment_into(pixels: np.ndarray, spec: AugmentSpec, rng: np.random.Generator | None, out: np.ndarray) -> None:
+    """Write what `augment` returns into `out` (imsize x imsize x C, or imsize x imsize for gray; contiguous).
+
+    The last OpenCV step writes straight into `out` (a slot of the batch buffer): the crop's resize, or the
+    mirror, or a plain copy of the crop; only colour noise, which makes new images, costs one more copy.
+    """
     if not spec.is_train:
-        return center_crop(resize_shorter(pixels, max(spec.loadsize, spec.imsize)), spec.imsize)
+        np.copyto(out, center_crop(resize_shorter(pixels, max(spec.loadsize, spec.imsize)), spec.imsize))
+        return
     if spec.scale_jitter_type == 1:
         y, x, h, w = inception_box(pixels.shape[0], pixels.shape[1], rng)
-        out = resize(pixels[y:y + h, x:x + w], spec.imsize, spec.imsize)
+        resize(pixels[y:y + h, x:x + w], spec.imsize, spec.imsize, out=out)
+        if spec.mirror and rng.random() < 0.5:
+            cv2.flip(out, 1, dst=out)     # in place (OpenCV swaps columns pairwise)
     else:
-        out = random_crop(resize_shorter(pixels, max(spec.loadsize, spec.imsize)), spec.imsize, rng)
-    if spec.mirror and rng.random() < 0.5:
-        out = cv2.flip(out, 1)
-    if spec.color_jitter:
-        out = jitter_colors(out, rng)
-    if spec.color_lighting:
-        out = add_lighting(out, rng)
-    return np.ascontiguousarray(out)
+        crop = random_crop(resize_shorter(pixels, max(spec.loadsize, spec.imsize)), spec.imsize, rng)
+        if spec.mirror and rng.random() < 0.5:
+            cv2.flip(crop, 1, dst=out)
+        else:
+            np.copyto(out, crop)
+    if spec.color_jitter or spec.color_lighting:
+        noisy = jitter_colors(out, rng) if spec.color_jitter else out
+        np.copyto(out, add_lighting(noisy, rng) if spec.color_lighting else noisy)
 
 
-def resize(pixels: np.ndarray, height: int, width: int) -> np.ndarray:
-    """Bilinear resize; area averaging when shrinking more than twofold (bilinear would alias)."""
+def resize(pixels: np.ndarray, height: int, width: int, out: np.ndarray | None = None) -> np.ndarray:
+    """Bilinear resize; area averaging when shrinking more than twofold (bilinear would alias). With `out`, the
+    result is written there (and returned)."""
     if pixels.shape[0] == height and pixels.shape[1] == width:
-        return pixels
+        if out is None:
+            return pixels
+        np.copyto(out, pixels)
+        return out
     shrink = height < pixels.shape[0] / 2 or width < pixels.shape[1] / 2
-    return cv2.resize(pixels, (width, height), interpolation=cv2.INTER_AREA if shrink else cv2.INTER_LINEAR)
+    return cv2.resize(pixels, (width, height), dst=out, interpolation=cv2.INTER_AREA if shrink else cv2.INTER_LINEAR)
 
 
 def resize_shorter(pixels: np.ndarray, size: int) -> np.ndarray:
     """Scale so that the shorter side is `size`, keeping the aspect ratio."""
-    height, width = pixels.shape[:2]
+    return resize(pixels, *shorter_side_shape(pixels.shape[0], pixels.shape[1], size))
+
+
+def shorter_side_shape(height: int, width: int, size: int) -> tuple[int, int]:
+    """(height, width) of a height x width image scaled so that its shorter side is `size`."""
     if height <= width:
-        return resize(pixels, size, max(size, round(width * size / height)))
-    return resize(pixels, max(size, round(height * size / width)), size)
+        return size, max(size, round(width * size / height))
+    return max(size, round(height * size / width)), size
 
 
 def center_crop(pixels: np.ndarray, size: int) -> np.ndarray:
@@ -85,10 +108,13 @@ def center_crop(pixels: np.ndarray, size: int) -> np.ndarray:
 
 
 def random_crop(pixels: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
-    height, width = pixels.shape[:2]
-    y = int(rng.integers(0, height - size + 1))
-    x = int(rng.integers(0, width - size + 1))
+    y, x = crop_origin(pixels.shape[0], pixels.shape[1], size, rng)
     return pixels[y:y + size, x:x + size]
+
+
+def crop_origin(height: int, width: int, size: int, rng: np.random.Generator) -> tuple[int, int]:
+    """(top, left) of a random size x size crop of a height x width image."""
+    return int(rng.integers(0, height - size + 1)), int(rng.integers(0, width - size + 1))
 
 
 def inception_box(height: int, width: int, rng: np.random.Generator) -> tuple[int, int, int, int]:

@@ -19,7 +19,7 @@ import atexit
 import logging
 import signal
 import weakref
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
@@ -104,11 +104,13 @@ class ShardSampler(Sampler[Key]):
 
 
 class KeyedDataset(Dataset):
-    """Adapts a map-style dataset to (pass, index) keys."""
+    """Adapts a map-style dataset to (pass, index) keys; one with `get_samples(keys)` is asked for whole batches
+    (the DataLoader's `__getitems__`), so it can write each sample straight into the batch buffer."""
 
     def __init__(self, dataset: Any) -> None:
         self.dataset = dataset
         self._get_sample = getattr(dataset, "get_sample", None)
+        self.__getitems__ = getattr(dataset, "get_samples", None)   # the loader's fetcher checks it is truthy
 
     def __len__(self) -> int:
         return len(self.dataset)
@@ -143,17 +145,20 @@ class BatchStream:
         self.skipped = 0
         _OPEN_STREAMS.add(self)
         self._iterator: Iterator | None = None
+        # A collate function with batch_to_device(batch, device) moves (and finishes) its own batches there.
+        self._move = getattr(getattr(loader, "collate_fn", None), "batch_to_device", None)
 
     def next(self) -> Any:
         if self._iterator is None:
             self.sampler.start_batch = self.position
-            self._iterator = iter(self.loader)
-        batch = self._take()
+            self._iterator = self._on_device(self.loader)
+        batch, skipped = self._take()
         self.position += 1
-        return self._unpack(batch)
+        self.skipped += skipped
+        return batch
 
-    def _take(self) -> Any:
-        """The next batch; a loader worker's error stops the workers now (they ignore SIGTERM, so left running
+    def _take(self) -> tuple[Any, int]:
+        """The next batch and its skipped count; a loader worker's error stops the workers now (they ignore SIGTERM, so left running
         they would hold the process at exit) and comes back as the worker raised it."""
         try:
             return next(self._iterator)
@@ -163,11 +168,16 @@ class BatchStream:
             self.close()
             raise worker_error(err) from None
 
-    def _unpack(self, batch: Any) -> Any:
+    def _on_device(self, loader: DataLoader) -> Iterator[tuple[Any, int]]:
+        """The loader's batches on the device with their skipped counts; on CUDA the next batch is copied on a
+        side stream while the model works on the current one."""
+        return DeviceBatches(iter(loader), self._prepare, self.device)
+
+    def _prepare(self, batch: Any) -> tuple[Any, int]:
+        skipped = 0
         if isinstance(batch, (tuple, list)) and len(batch) == 3 and isinstance(batch[2], int):
-            self.skipped += batch[2]
-            batch = batch[:2]
-        return to_device(batch, self.device)
+            skipped, batch = batch[2], batch[:2]
+        return (self._move(batch, self.device) if self._move else to_device(batch, self.device)), skipped
 
     def close(self) -> None:
         """Stop the loader's workers while the interpreter is whole; the stream is unusable afterwards.
@@ -200,7 +210,7 @@ class TestStream(BatchStream):
 
     def begin_full_pass(self) -> int:
         """Switch next() to a fresh pass over the shard; return how many batches it holds."""
-        self._saved, self._iterator = self._iterator, iter(self.full_loader)
+        self._saved, self._iterator = self._iterator, self._on_device(self.full_loader)
         self._in_full_pass = True
         return len(self.full_loader)
 
@@ -214,7 +224,9 @@ class TestStream(BatchStream):
 
     def next(self) -> Any:
         if self._in_full_pass:
-            return self._unpack(self._take())
+            batch, skipped = self._take()
+            self.skipped += skipped
+            return batch
         if self.loader is None:
             raise RuntimeError("no record-point test batches: epoch_iter.num_test_iter is 0")
         return super().next()
@@ -266,6 +278,62 @@ def _iterable_test_stream(source: IterableSource, batch: int, opts: dict, ctx: R
         shard = RankShard(source.dataset, ctx.world_size, ctx.rank, batch, endless=True, limit=limit)
         loader = _loader(source, shard, batch, opts, ctx)
     return TestStream(loader, shard, full, ctx.device)
+
+
+class DeviceBatches:
+    """Iterator over (batch on the device, skipped) of a DataLoader iterator. On CUDA, batch i+1 is prepared (the
+    non-blocking copy from pinned memory, and whatever `batch_to_device` does there) on a side stream while the
+    default stream computes on batch i."""
+
+    def __init__(self, source: Iterator, prepare: Callable[[Any], tuple[Any, int]], device: torch.device) -> None:
+        self.source, self._prepare = source, prepare
+        self._side = torch.cuda.Stream(device=device) if device.type == "cuda" else None
+        self._staged: Any = None
+
+    def _shutdown_workers(self) -> None:
+        """BatchStream.close stops the loader's workers through its iterator."""
+        stop = getattr(self.source, "_shutdown_workers", None)
+        if stop is not None:
+            stop()
+
+    def __iter__(self) -> "DeviceBatches":
+        return self
+
+    def __next__(self) -> tuple[Any, int]:
+        if self._side is None:
+            return self._prepare(next(self.source))
+        if self._staged is None:
+            self._staged = self._stage()         # the first batch; StopIteration for an empty loader
+        if self._staged is _END:
+            raise StopIteration
+        torch.cuda.current_stream(self._side.device).wait_stream(self._side)
+        batch = self._staged
+        _record_on_current_stream(batch[0])
+        try:
+            self._staged = self._stage()
+        except StopIteration:
+            self._staged = _END
+        return batch
+
+    def _stage(self) -> tuple[Any, int]:
+        with torch.cuda.stream(self._side):
+            return self._prepare(next(self.source))
+
+
+_END = object()
+
+
+def _record_on_current_stream(batch: Any) -> None:
+    """Tell the caching allocator that the side stream's tensors are now used on the current stream."""
+    if isinstance(batch, torch.Tensor):
+        if batch.is_cuda:
+            batch.record_stream(torch.cuda.current_stream())
+    elif isinstance(batch, (list, tuple)):
+        for item in batch:
+            _record_on_current_stream(item)
+    elif isinstance(batch, dict):
+        for item in batch.values():
+            _record_on_current_stream(item)
 
 
 def to_device(batch: Any, device: torch.device) -> Any:

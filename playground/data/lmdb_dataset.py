@@ -1,8 +1,9 @@
 """LmdbImageDataset: a map-style torch Dataset of augmented images from one LMDB (playground or Caffe format).
 
-The framework (playground/data/batch_stream.py) asks for `get_sample(index, data_pass)` and batches with
-`collate_fn`; samples are ImageSample (uint8, augmented) so that normalisation happens once, straight into
-the batch tensor (image_batch.py). `dataset[index]` gives the finished (CxHxW float tensor, label) pair as
+The framework (playground/data/batch_stream.py) asks for whole batches with `get_samples(keys)`, which writes each
+augmented uint8 image straight into its slot of the batch buffer, and batches with `collate_fn`, whose
+`batch_to_device` normalises the batch on the training device (image_batch.py); `get_sample(index,
+data_pass)` gives one ImageSample (uint8, augmented). `dataset[index]` gives the finished (CxHxW float tensor, label) pair as
 in the first data pass, for inspection and for code that expects a plain dataset.
 
 Reading is lazy: each process (the trainer, each forked or spawned worker) opens its own read-only LMDB
@@ -15,17 +16,21 @@ bad_record is "skip": then it becomes a SkippedRecord, which collation counts.
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from typing import Callable, Sequence, TypeVar
 
 import cv2
+import numpy as np
 import torch
 from torch.utils.data import Dataset
 
-from playground.data.augment import AugmentSpec, augment, sample_rng
+from playground.data.augment import AugmentSpec, augment_into, sample_rng
 from playground.data.db_records import CAFFE, DbRecords, RecordReadError
-from playground.data.image_batch import IMAGENET_MEAN, IMAGENET_STD, ImageBatcher, ImageSample, SkippedRecord
+from playground.data.image_batch import (IMAGENET_MEAN, IMAGENET_STD, FilledBatch, ImageBatcher, ImageSample,
+                                         SkippedRecord)
 from playground.data.image_decode import decode_pixels
-from playground.data.record_format import RecordError
+from playground.data.record_format import ENCODED, ImageRecord, RecordError
+
+T = TypeVar("T")
 
 BAD_RECORD_CHOICES = ("error", "skip")
 
@@ -39,13 +44,18 @@ class LmdbImageDataset(Dataset):
 
     def __init__(self, path: str, spec: AugmentSpec, channels: int = 3, mean: Sequence[float] = IMAGENET_MEAN,
                  std: Sequence[float] = IMAGENET_STD, seed: int = 0, bad_record: str = "error",
-                 label_limit: int | None = None) -> None:
+                 label_limit: int | None = None, gpu_decode: bool = False) -> None:
         if bad_record not in BAD_RECORD_CHOICES:
             raise ValueError(f"bad_record must be one of {BAD_RECORD_CHOICES}, got {bad_record!r}")
         self.records = DbRecords(path)
         self.path, self.spec, self.channels, self.seed, self.bad_record = path, spec, channels, seed, bad_record
         self.label_limit = label_limit   # input.num_classes: a label at or above it is an error (never skipped)
-        self.collate_fn = ImageBatcher(channels, mean, std)
+        self.gpu_decode = gpu_decode
+        if gpu_decode:    # JPEGs travel encoded; the training process decodes them on its CUDA device
+            from playground.data.gpu_decode import GpuJpegBatcher
+            self.collate_fn: ImageBatcher = GpuJpegBatcher(spec, seed, self.describe, channels, mean, std)
+        else:
+            self.collate_fn = ImageBatcher(channels, mean, std)
         self._process = -1
         single_threaded_opencv()
 
@@ -73,17 +83,56 @@ class LmdbImageDataset(Dataset):
 
     def get_sample(self, index: int, data_pass: int) -> ImageSample | SkippedRecord:
         """Record `index` augmented as in data pass `data_pass` (random choices from seed, pass and index)."""
+        side = self.spec.imsize
+        out = np.empty((side, side, 3) if self.channels == 3 else (side, side), np.uint8)
+        label = self._write(index, data_pass, out)
+        return label if isinstance(label, SkippedRecord) else ImageSample(out, label)
+
+    def get_samples(self, keys: Sequence[tuple[int, int]]) -> FilledBatch | list:
+        """The (data pass, index) `keys` augmented into one batch buffer, for `collate_fn` (the loader's fetch);
+        with gpu_decode, the records as they travel to the GPU."""
+        if self.gpu_decode:
+            return [self._encoded(index, data_pass) for data_pass, index in keys]
+        return self.collate_fn.fill(len(keys), self.spec.imsize, self.spec.imsize,
+                                    lambda k, out: self._write(keys[k][1], keys[k][0], out))
+
+    def describe(self, index: int) -> str:
+        """"<database>: record '<key>'", how errors name a record."""
+        return f"{self.path}: record {self.records.key(index).decode(errors='replace')!r}"
+
+    def _encoded(self, index: int, data_pass: int):
+        """Record `index` for GPU decoding: a JPEG's bytes, or any other image decoded here (gpu_decode.py)."""
+        from playground.data.gpu_decode import EncodedSample, encoded_payload
+
+        def travel(record: ImageRecord) -> EncodedSample:
+            payload = encoded_payload(record.payload) if record.encoding == ENCODED else None
+            if payload is None:
+                pixels = decode_pixels(record, self.channels)
+                payload = torch.from_numpy(pixels.reshape(*pixels.shape[:2], self.channels))
+            return EncodedSample(payload, record.label, data_pass, index)
+
+        return self._read(index, travel)
+
+    def _write(self, index: int, data_pass: int, out: np.ndarray) -> int | SkippedRecord:
+        """Write record `index`, augmented as in pass `data_pass`, into `out`; its label, or the SkippedRecord."""
+        def write(record: ImageRecord) -> int:
+            rng = sample_rng(self.seed, data_pass, index) if self.spec.is_train else None
+            augment_into(decode_pixels(record, self.channels), self.spec, rng, out)
+            return record.label
+
+        return self._read(index, write)
+
+    def _read(self, index: int, use: Callable[[ImageRecord], T]) -> T | SkippedRecord:
+        """`use(record)` of record `index`; a record that cannot be read or decoded raises RecordReadError naming
+        the database and key, or with bad_record "skip" becomes a SkippedRecord."""
         if self._process != os.getpid():
             self._enter_process()
         try:
             record = self.records.read(index)
             self._check_label(index, record.label)
-            pixels = decode_pixels(record, self.channels)
-            rng = sample_rng(self.seed, data_pass, index) if self.spec.is_train else None
-            return ImageSample(augment(pixels, self.spec, rng), record.label)
+            return use(record)
         except (RecordError, cv2.error) as err:
-            failure = RecordReadError(f"{self.path}: record {self.records.key(index).decode(errors='replace')!r}: "
-                                      f"{str(err).strip()}")
+            failure = RecordReadError(f"{self.describe(index)}: {str(err).strip()}")
         except LabelError:
             raise
         except RecordReadError as err:

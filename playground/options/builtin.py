@@ -60,9 +60,10 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
     _o("input.shuffle_train", Bool(), True,
        help="Visit the training set in a new seeded random order each pass (else in stored order)."),
     _o("input.reuse_batch_memory", Bool(), True,
-       help="Loader workers write batches into reused shared-memory buffers (much faster for image LMDBs); a "
-            "batch's tensors then stay valid until the loop has taken two more batches from every worker, so a "
-            "hook that keeps them longer must clone() them. false: fresh memory for every batch."),
+       help="Loader workers write batches into reused shared-memory buffers (much faster for image LMDBs), and "
+            "an image LMDB's float batches on the CPU reuse two buffers; a batch's tensors then stay valid until "
+            "the loop takes the next batch, so a hook that keeps them longer must clone() them. false: fresh "
+            "memory for every batch."),
     _o("input.worker_start_method", Choice(["auto", "fork", "spawn", "forkserver"]), "auto",
        help="How data loader workers start; auto is the platform default (fork on Linux)."),
     _o("input.datasets", ListOf(Anything()), [],

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 
 from playground.api import prepare_opts, run
 from playground.data.db_records import RecordReadError
@@ -69,11 +70,23 @@ def test_paths_and_settings_are_checked_before_anything_starts(tmp_path):
         (image_opts(str(db), channels=1), "opts.input.mean: 3 values for input.channels 1"),
         (image_opts(str(db), bad_record="ignore"), "opts.input.bad_record"),
         (image_opts(""), "opts.input.train_input_path"),
+        (image_opts(str(db), gpu_decode=True), "opts.input.gpu_decode: true, but "),
     ]
     for opts, message in cases:
         with pytest.raises(OptsError) as caught:
             prepare_opts(opts, run_dir=str(tmp_path / "never"))
         assert message in str(caught.value)
+    assert not (tmp_path / "never").exists()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the refusal is for machines without a CUDA device")
+def test_gpu_decode_is_refused_without_a_cuda_device(tmp_path):
+    db = make_image_lmdb(tmp_path, classes=2, per_class=2)
+    opts = image_opts(str(db), gpu_decode=True, color_jitter=False, color_lighting=False)
+    opts["distributed"]["num_gpus"] = 0
+    with pytest.raises(OptsError, match="opts.input.gpu_decode: true, but no CUDA device is available; JPEGs can "
+                                        "only be decoded on a CUDA device"):
+        prepare_opts(opts, run_dir=str(tmp_path / "never"))
 
 
 def test_a_caffe_label_outside_num_classes_names_database_record_and_key(tmp_path):

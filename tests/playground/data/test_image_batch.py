@@ -1,4 +1,4 @@
-"""Collation into one normalised float batch, counting skipped records (playground/data/image_batch.py)."""
+"""Collation into one uint8 batch, normalised on the device, counting skipped records (playground/data/image_batch.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,10 +8,16 @@ import torch
 from playground.data.image_batch import IMAGENET_MEAN, IMAGENET_STD, ImageBatcher, ImageSample, SkippedRecord
 
 
-def test_pixels_are_normalised_per_rgb_channel_into_nchw():
+CPU = torch.device("cpu")
+
+
+def test_batches_travel_as_uint8_nhwc_and_are_normalised_per_rgb_channel_into_nchw_on_the_device():
     red = np.zeros((2, 3, 3), np.uint8)
     red[:, :, 0] = 255
-    images, labels, skipped = ImageBatcher(3)([ImageSample(red, 4), ImageSample(red * 0, 1)])
+    batcher = ImageBatcher(3)
+    raw, labels, skipped = batcher([ImageSample(red, 4), ImageSample(red * 0, 1)])
+    assert raw.shape == (2, 2, 3, 3) and raw.dtype == torch.uint8 and raw[0, 1, 2].tolist() == [255, 0, 0]
+    images, labels = batcher.batch_to_device((raw, labels), CPU)
     assert images.shape == (2, 3, 2, 3) and images.dtype == torch.float32
     assert labels.tolist() == [4, 1] and labels.dtype == torch.int64 and skipped == 0
     expected_red = [(1 - IMAGENET_MEAN[0]) / IMAGENET_STD[0], -IMAGENET_MEAN[1] / IMAGENET_STD[1],
@@ -22,7 +28,7 @@ def test_pixels_are_normalised_per_rgb_channel_into_nchw():
 
 def test_gray_batches_have_one_channel_and_their_own_statistics():
     batcher = ImageBatcher(1, mean=[0.5], std=[0.5])
-    images, _, _ = batcher([ImageSample(np.full((4, 4), 255, np.uint8), 0)])
+    images = batcher.normalise(batcher([ImageSample(np.full((4, 4), 255, np.uint8), 0)])[0])
     assert images.shape == (1, 1, 4, 4) and torch.allclose(images, torch.ones(1, 1, 4, 4))
     with pytest.raises(ValueError, match="mean and std need 1 values each"):
         ImageBatcher(1)
@@ -34,3 +40,26 @@ def test_skipped_records_are_left_out_and_counted_and_an_all_bad_batch_is_an_err
     assert images.shape[0] == 1 and labels.tolist() == [3] and skipped == 1
     with pytest.raises(RuntimeError, match="every record of a batch of 2 failed to decode \\(db: record '1'"):
         ImageBatcher(3)([SkippedRecord("db: record '1': bad"), SkippedRecord("db: record '2': bad")])
+
+
+def test_fill_writes_samples_in_place_and_a_skipped_one_takes_no_slot():
+    batcher = ImageBatcher(1, mean=[0.5], std=[0.5])
+
+    def make(k: int, out: np.ndarray) -> int | SkippedRecord:
+        if k == 1:
+            return SkippedRecord("db: record '1': bad")
+        out[:] = 10 * k
+        return k
+
+    images, labels, skipped = batcher(batcher.fill(3, 2, 2, make))
+    assert images.shape == (2, 2, 2, 1) and labels.tolist() == [0, 2] and skipped == 1
+    assert images[:, 0, 0, 0].tolist() == [0, 20]
+
+
+def test_reused_cpu_output_buffers_alternate_so_the_previous_batch_stays_intact():
+    batcher = ImageBatcher(3)
+    batcher.reuse_buffers(6)
+    raw = torch.zeros(4, 2, 2, 3, dtype=torch.uint8)
+    first, second, third = (batcher.normalise(raw + k) for k in range(3))
+    assert first.data_ptr() == third.data_ptr() != second.data_ptr()
+    assert torch.equal(second, batcher.normalise(raw + 1, reuse=False))

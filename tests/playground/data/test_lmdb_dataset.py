@@ -13,7 +13,7 @@ import torch
 from playground.data.batch_stream import build_test_stream, build_train_stream
 from playground.data.augment import AugmentSpec
 from playground.data.db_records import RecordReadError
-from playground.data.image_batch import SkippedRecord
+from playground.data.image_batch import IMAGENET_MEAN, IMAGENET_STD, SkippedRecord
 from playground.data.lmdb_dataset import LmdbImageDataset
 from playground.data.lmdb_writer import LmdbWriter
 from playground.data.record_format import ImageRecord, pack_record, record_key
@@ -152,3 +152,68 @@ def test_caffe_databases_of_encoded_and_raw_datums_read_alike(tmp_path):
         bgr = class_color_image(index // 2, index % 2, (20, 28))
         rgb = torch.from_numpy(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)[:, 4:24]).permute(2, 0, 1).float()
         assert label == index // 2 and torch.equal(image, rgb)
+
+
+def _pre_uint8_batch(dataset: LmdbImageDataset, keys: list[tuple[int, int]]) -> torch.Tensor:
+    """The batch as the pipeline made it before batches travelled as uint8: each image cropped, resized and
+    mirrored into new arrays, then converted and normalised per image into float32 NCHW."""
+    from playground.data.augment import inception_box, random_crop, resize, resize_shorter, sample_rng
+    from playground.data.image_decode import decode_pixels
+
+    spec, images = dataset.spec, []
+    std = torch.tensor(IMAGENET_STD).view(3, 1, 1)
+    scale, offset = 1.0 / (255.0 * std), -torch.tensor(IMAGENET_MEAN).view(3, 1, 1) / std
+    for data_pass, index in keys:
+        pixels, rng = decode_pixels(dataset.records.read(index), 3), sample_rng(dataset.seed, data_pass, index)
+        if spec.scale_jitter_type == 1:
+            y, x, h, w = inception_box(pixels.shape[0], pixels.shape[1], rng)
+            out = resize(pixels[y:y + h, x:x + w], spec.imsize, spec.imsize)
+        else:
+            out = random_crop(resize_shorter(pixels, spec.loadsize), spec.imsize, rng)
+        if rng.random() < 0.5:
+            out = cv2.flip(out, 1)
+        image = torch.empty(3, spec.imsize, spec.imsize)
+        torch.addcmul(offset, torch.from_numpy(np.ascontiguousarray(out)).permute(2, 0, 1), scale, out=image)
+        images.append(image)
+    return torch.stack(images)
+
+
+@pytest.mark.parametrize("jitter", [0, 1])
+def test_seeded_batches_equal_the_float32_per_image_pipeline_up_to_rounding(tmp_path, jitter):
+    rng = np.random.default_rng(jitter)
+    writer = LmdbWriter(str(tmp_path / "db"))
+    for index in range(10):
+        photo = cv2.GaussianBlur(rng.integers(0, 256, (48 + 4 * index, 80 - 2 * index, 3), np.uint8), (5, 5), 1.5)
+        writer.append(ImageRecord(label=index, payload=cv2.imencode(".jpg", photo)[1].tobytes()))
+    writer.finish([str(i) for i in range(10)])
+    spec = AugmentSpec(is_train=True, loadsize=40, imsize=24, scale_jitter_type=jitter)
+    dataset = LmdbImageDataset(str(tmp_path / "db"), spec, seed=7)
+    iterations = 10 // 4
+    stream = build_train_stream(dataset, loader_opts(4, workers=1, method="fork"), context(1, 0), iterations)
+    try:
+        for step in range(5):       # across a pass boundary, through a worker's reused shared uint8 buffers
+            images, labels = stream.next()
+            keys = stream.sampler.keys(step)
+            assert labels.tolist() == [index for _, index in keys]
+            assert images.dtype == torch.float32 and images.is_contiguous()
+            assert torch.allclose(images, _pre_uint8_batch(dataset, keys), rtol=0, atol=1e-6)
+    finally:
+        stream.close()
+
+
+def test_a_stream_restored_at_a_position_gives_the_uninterrupted_streams_batches_bit_for_bit(numbered_db):
+    dataset = LmdbImageDataset(numbered_db, TRAIN, seed=7)
+    opts = loader_opts(5, workers=1, method="fork")
+    whole = build_train_stream(dataset, opts, context(1, 0), 2)
+    resumed = build_train_stream(LmdbImageDataset(numbered_db, TRAIN, seed=7), opts, context(1, 0), 2)
+    try:
+        expected = [tuple(t.clone() for t in whole.next()) for _ in range(5)]
+        state = {"position": 3}
+        resumed.load_state_dict(state)
+        for images, labels in expected[3:]:
+            got_images, got_labels = resumed.next()
+            assert torch.equal(got_labels, labels) and torch.equal(got_images, images)
+        assert resumed.state_dict() == {"position": 5}
+    finally:
+        whole.close()
+        resumed.close()

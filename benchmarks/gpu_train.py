@@ -1,0 +1,236 @@
+"""ResNet-50 on the data-pipeline benchmark's JPEG LMDB, on one CUDA GPU: playground against a hand-written loop.
+
+    .venv/bin/python benchmarks/gpu_train.py [--images 4000] [--batch 128] [--steps 60] [--workers N] [--gpu-decode]
+
+Both arms train the same network (components/networks/explicit_resnet.py, depth 50, channels_last, bf16 autocast,
+SGD with momentum) on the same data path: LmdbImageDataset (scale_jitter_type 1, mirror, 224-pixel crops)
+decoded by --workers loader workers into uint8 batches, pinned, copied non-blocking and normalised on the GPU;
+with --gpu-decode, JPEGs decoded on the GPU instead (input.gpu_decode). Each arm runs in a fresh process:
+
+  plain       a hand-written loop: torch DataLoader over the dataset's get_samples, the next batch copied and
+              normalised on a side stream while the current one trains; CUDA events around each step's compute
+  playground  the real trainer (gfs_IN1k, explicit_resnet_forward, no test model), autocast entered by the
+              override benchmarks/gpu_train_timing.py
+  resident    the same step on one batch already on the GPU: the compute-only rate, no input at all
+
+Prints images/s of each after --warmup steps, playground/plain (target >= 0.99), and the fraction of time the GPU
+waits for input: for the plain arm measured with CUDA events (gaps between one step's kernels and the next), for
+both arms as 1 - rate / resident rate (time the GPU is not computing a step: input, or host overhead).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path[:0] = [REPO, HERE]
+
+SEED, LR, MOMENTUM, WEIGHT_DECAY, CLASSES = 5, 0.1, 0.9, 1e-4, 10
+
+
+def spec(args: argparse.Namespace):
+    from playground.data.augment import AugmentSpec
+    return AugmentSpec(is_train=True, loadsize=256, imsize=224, scale_jitter_type=1, mirror=True)
+
+
+def network(device: str):
+    import torch
+    from components.networks.explicit_resnet import ExplicitResNet, ResNetSpec
+    net = ExplicitResNet(ResNetSpec(depth=50, num_classes=CLASSES, channels_last=True))
+    return net.to(device, memory_format=torch.channels_last)
+
+
+def synchronize(device: str) -> None:
+    import torch
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def optimizer(net):
+    import torch
+    return torch.optim.SGD(net.parameters(), lr=LR, momentum=MOMENTUM, weight_decay=WEIGHT_DECAY)
+
+
+def plain(args: argparse.Namespace) -> dict:
+    """The hand-written loop; returns timed images/s and the GPU's input-wait fraction from CUDA events."""
+    import torch
+    from torch.utils.data import DataLoader, Dataset
+
+    from playground.data.lmdb_dataset import LmdbImageDataset
+
+    torch.manual_seed(SEED)
+    torch.backends.cudnn.benchmark = True
+    data = LmdbImageDataset(args.db, spec(args), seed=SEED, gpu_decode=args.gpu_decode)
+
+    class Batches(Dataset):
+        """Index k of pass p; the loader fetches a whole batch through the dataset's get_samples."""
+
+        def __len__(self) -> int:
+            return len(data)
+
+        def __getitems__(self, keys):
+            return data.get_samples(keys)
+
+    needed = args.batch * (args.steps + args.warmup + 2)
+    order = [(p, i) for p in range(needed // len(data) + 1)
+             for i in torch.randperm(len(data), generator=torch.Generator().manual_seed(p)).tolist()]
+    sampler = [order[k:k + args.batch] for k in range(0, needed, args.batch)]
+    loader = DataLoader(Batches(), batch_sampler=sampler, collate_fn=data.collate_fn, num_workers=args.workers,
+                        pin_memory=True, persistent_workers=args.workers > 0, prefetch_factor=4 if args.workers else None)
+    net, loss_fn = network(args.device), torch.nn.CrossEntropyLoss()
+    opt = optimizer(net)
+    cuda, device = args.device == "cuda", torch.device(args.device)
+    side = torch.cuda.Stream() if cuda else None
+
+    def stage(iterator):
+        images, labels, _ = next(iterator)
+        if not cuda:
+            return data.collate_fn.batch_to_device((images, labels), device)
+        with torch.cuda.stream(side):
+            return data.collate_fn.batch_to_device((images, labels), device)
+
+    iterator = iter(loader)
+    staged = stage(iterator)
+    marks = []
+    for step in range(args.warmup + args.steps):
+        images, labels = staged
+        if cuda:
+            torch.cuda.current_stream().wait_stream(side)
+            images.record_stream(torch.cuda.current_stream())
+            labels.record_stream(torch.cuda.current_stream())
+        staged = stage(iterator)
+        if step == args.warmup:
+            synchronize(args.device)
+            started = time.perf_counter()
+        if cuda:
+            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            begin.record()
+        with torch.autocast(args.device, dtype=torch.bfloat16):
+            loss = loss_fn(net(images.contiguous(memory_format=torch.channels_last)), labels)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        if cuda:
+            end.record()
+            if step >= args.warmup:
+                marks.append((begin, end))
+    synchronize(args.device)
+    wall = time.perf_counter() - started
+    if not marks:
+        return {"images_per_s": args.steps * args.batch / wall, "gpu_wait": None}
+    busy = sum(b.elapsed_time(e) for b, e in marks) / 1000
+    span = marks[0][0].elapsed_time(marks[-1][1]) / 1000
+    return {"images_per_s": args.steps * args.batch / wall, "gpu_wait": 1 - busy / span}
+
+
+def resident(args: argparse.Namespace) -> dict:
+    """The same step on one batch kept on the GPU: the rate with no input pipeline at all."""
+    import torch
+    torch.manual_seed(SEED)
+    torch.backends.cudnn.benchmark = True
+    net, loss_fn = network(args.device), torch.nn.CrossEntropyLoss()
+    opt = optimizer(net)
+    images = torch.randn(args.batch, 3, 224, 224, device=args.device).contiguous(memory_format=torch.channels_last)
+    labels = torch.randint(0, CLASSES, (args.batch,), device=args.device)
+    for step in range(args.warmup + args.steps):
+        if step == args.warmup:
+            synchronize(args.device)
+            started = time.perf_counter()
+        with torch.autocast(args.device, dtype=torch.bfloat16):
+            loss = loss_fn(net(images), labels)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    synchronize(args.device)
+    return {"images_per_s": args.steps * args.batch / (time.perf_counter() - started)}
+
+
+def playground_arm(args: argparse.Namespace) -> dict:
+    from playground.api import run
+
+    iterations = args.warmup + args.steps
+    opts = {
+        "input": {"input_name_py": "gfs_IN1k", "train_input_path": args.db, "test_input_path": "", "num_classes": None,
+                  "loadsize": 256, "imsize": 224, "scale_jitter_type": 1, "mirror": True,
+                  "decode_threads": args.workers, "gpu_decode": args.gpu_decode},
+        "model": {"model_name_py": "IN1k_resnet_no_test_model", "forward_pass_py": "explicit_resnet_forward",
+                  "optimizer_py": "sgd_optimizer", "rendezvous_py": "rendezvous_env",
+                  "additional_override_py": "gpu_train_timing"},
+        "model_param": {"num_layer": 50, "channels_last": True, "engine": "CUDNN", "pretrained_model": None,
+                        "memonger": False, "combine_spatial_bn": None, "max_concurrent_distributed_ops": None,
+                        "base_learning_rate": LR, "momentum": MOMENTUM, "weight_decay": WEIGHT_DECAY, "seed": SEED},
+        "epoch_iter": {"num_train_sample_per_epoch": iterations * args.batch, "num_test_sample": 0, "num_epochs": 1,
+                       "num_epochs_per_flow_schedule": 1, "num_train_iteration_per_test": 1_000_000,
+                       "batch_per_device": args.batch, "num_test_iter": 0},
+        "distributed": {"num_shards": 1, "num_gpus": int(args.device == "cuda"), "first_gpu_id": 0, "num_cpus": 1, "first_cpu_id": 0},
+        "output": {"gen_output_py": "output_generator", "metrics": [
+            {"name": "train_loss", "meter_py": "ComputeLoss", "meter_kargs": {"blob_name": "loss"}, "is_train": True}],
+            "ckpt_save_interval": 0, "ckpt_save_best": False, "ckpt_restart_mode": "off", "progress": "none"},
+    }
+    os.environ.update(GPU_TRAIN_WARMUP=str(args.warmup), GPU_TRAIN_DEVICE=args.device)
+    timed = run(opts, run_dir=tempfile.mkdtemp(prefix="gpu-train-run-"))["timed"]
+    return {"images_per_s": timed["iterations"] * args.batch / timed["seconds"]}
+
+
+ARMS = {"plain": plain, "playground": playground_arm, "resident": resident}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--images", type=int, default=4000)
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--steps", type=int, default=60, help="timed training steps per arm")
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--gpu-decode", action="store_true", help="decode JPEGs on the GPU (input.gpu_decode)")
+    parser.add_argument("--data", help="folder for the generated images and LMDB (kept; default: a temporary one)")
+    parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda",
+                        help="cpu: a smoke run of the three arms without a GPU (tiny --batch and --steps); no figures")
+    parser.add_argument("--arm", choices=list(ARMS), help=argparse.SUPPRESS)
+    parser.add_argument("--db", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.arm:                                   # a child: one arm, its result as JSON on the last line
+        print(json.dumps(ARMS[args.arm](args)))
+        return 0
+
+    import torch
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print("gpu_train: no CUDA device here; this benchmark needs one GPU")
+        return 0
+    from data_pipeline import make_data
+    folder = args.data or tempfile.mkdtemp(prefix="gpu-train-")
+    _, db = make_data(folder, args.images)
+    print(f"{torch.cuda.get_device_name() if args.device == 'cuda' else 'CPU smoke run'}, {os.cpu_count()} CPU cores, {args.workers} workers, batch {args.batch}, "
+          f"{args.steps} timed steps, {'GPU' if args.gpu_decode else 'CPU'} JPEG decoding; load average "
+          f"{os.getloadavg()[0]:.2f}")
+    results = {}
+    for arm in ("resident", "plain", "playground"):
+        command = [sys.executable, os.path.abspath(__file__), "--arm", arm, "--db", db, "--batch", str(args.batch),
+                   "--steps", str(args.steps), "--warmup", str(args.warmup), "--workers", str(args.workers),
+                   "--device", args.device]
+        done = subprocess.run(command + (["--gpu-decode"] if args.gpu_decode else []), capture_output=True, text=True,
+                              cwd=HERE)
+        if done.returncode != 0:
+            print(f"{arm} arm failed:\n{done.stderr[-4000:]}")
+            return 1
+        results[arm] = json.loads(done.stdout.strip().splitlines()[-1])
+        print(f"  {arm:10s} {results[arm]['images_per_s']:8.0f} images/s")
+    top = results["resident"]["images_per_s"]
+    print(f"  playground / plain: {results['playground']['images_per_s'] / results['plain']['images_per_s']:.3f} "
+          "(target >= 0.99)")
+    if results["plain"]["gpu_wait"] is not None:
+        print(f"  GPU waiting for input, plain (CUDA events): {results['plain']['gpu_wait']:.1%}")
+    for arm in ("plain", "playground"):
+        print(f"  GPU not computing a step, {arm} (1 - rate / resident rate): "
+              f"{1 - results[arm]['images_per_s'] / top:.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
