@@ -59,6 +59,9 @@ class NoValidation(DigitsTrial):
 '''
 
 
+SMALL_BATCH = 4
+
+
 def run_test(tmp_path, opts: dict, *extra: str) -> int:
     path = tmp_path / "opts.json"
     path.write_text(json.dumps({"opts": opts}))
@@ -137,4 +140,7 @@ def test_test_mode_passes_for_every_experiment(path, digits_lmdb, tmp_path):
     if opts["input"].get("train_input_path"):   # the digits LMDBs `make demo` builds, here in tmp_path
         sets = ["--set", f"input.train_input_path={digits_lmdb / 'train'}",
                 "--set", f"input.test_input_path={digits_lmdb / 'test'}"]
+    if opts["epoch_iter"]["batch_per_device"] > SMALL_BATCH:
+        # the same wiring on a few images: a ResNet-50 batch of 32 at 224 px costs a minute of CPU per test here
+        sets += ["--set", f"epoch_iter.batch_per_device={SMALL_BATCH}"]
     assert run_test(tmp_path, opts, *sets) == 0
