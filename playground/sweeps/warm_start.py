@@ -60,6 +60,7 @@ def continue_trial(sweep_dir: str, source_id: str, set_items: list[str]) -> int:
     number = next(t.number for t in reversed(study.get_trials(deepcopy=False))
                   if t.user_attrs.get("warm_start", {}).get("token") == token)
     trial_id = f"t{number:04d}"
+    os.makedirs(folder.trial_dir(trial_id), exist_ok=True)
     write_json(os.path.join(folder.trial_dir(trial_id), WARM_START_FILE),
                {"number": number, "sets": sets, "params": params, "user_attrs": user_attrs}, durable=False)
     print(f"added trial {trial_id}: continues {source_id} from {os.path.relpath(checkpoint, folder.root)} with "

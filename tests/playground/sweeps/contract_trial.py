@@ -66,6 +66,7 @@ def main() -> int:
         with open(checkpoint, encoding="utf-8") as handle:
             state = json.load(handle)
         done, records = state["epochs_done"], state["records"]
+        print(f"contract trial: resumed from {os.path.realpath(checkpoint)} after {done} epoch(s)", file=sys.stderr)
     _rewrite(metrics, records)
     for epoch in range(done, epochs):
         progress = epoch
@@ -133,6 +134,11 @@ def _write_checkpoint(path: str, done: int, records: list[dict]) -> None:
     with open(tmp, "w", encoding="utf-8") as handle:
         json.dump({"epochs_done": done, "records": records}, handle)
     os.replace(tmp, path)
+    # the `last` pointer of playground's checkpoint folder, which `sweep continue` follows
+    pointer = os.path.join(os.path.dirname(path), "checkpoints", "last")
+    if not os.path.islink(pointer):
+        os.makedirs(os.path.dirname(pointer), exist_ok=True)
+        os.symlink(os.path.join("..", os.path.basename(path)), pointer)
 
 
 if __name__ == "__main__":
