@@ -72,3 +72,31 @@ def test_continue_refuses_an_unknown_trial_a_trial_without_checkpoint_and_a_bad_
     assert "trial t0000" in err and "has no checkpoint to continue from" in err
     assert (sweep / "study.journal").read_bytes() == journal
     assert sorted(p.name for p in (sweep / "trials").iterdir()) == ["t0000"]
+
+
+def test_a_playground_run_resumes_the_linked_checkpoint_and_trains_on_with_the_changed_settings(tmp_path):
+    """The trainer's side of `sweep continue`: a real run started in the new trial's folder resumes the
+    hard-linked checkpoint (its checksum verified through the linked info file), keeps the source's records, and
+    trains the added epoch at the new learning rate; the source's checkpoint files stay as they were."""
+    from playground.api import run
+    from playground.sweeps.warm_start import latest_checkpoint, link_checkpoint
+    from tests.playground.sweeps.conftest import tiny_mlp_opts
+    source, new = tmp_path / "trials" / "t0000", tmp_path / "trials" / "t0001"
+    opts = tiny_mlp_opts()
+    opts["epoch_iter"]["num_epochs"] = 1
+    opts["model_param"]["base_learning_rate"] = 0.05
+    run(opts, run_dir=str(source))
+    checkpoint = latest_checkpoint(str(source))
+    assert checkpoint == str(source / "checkpoints" / "model_checkpoint_epoch1.pt")
+    kept = {p.name: p.read_bytes() for p in (source / "checkpoints").iterdir() if p.name.startswith("model_")}
+    warm = {"trial": "t0000", "checkpoint": "checkpoints/model_checkpoint_epoch1.pt", "set": {}}
+    assert link_checkpoint(str(new), warm) is None
+    run(opts, run_dir=str(new), sets=["epoch_iter.num_epochs=2", "model_param.base_learning_rate=0.2"])
+    log = (new / "checkpoints" / "ckpt.log").read_text().splitlines()
+    assert log[0].split(" ", 2)[2].startswith("resumed from model_checkpoint_epoch1.pt")
+    assert "saved model_checkpoint_epoch2.pt" in log[1]
+    theirs, ours = _epoch_records(source), _epoch_records(new)
+    assert [r["epoch"] for r in ours] == [0, 1]
+    assert ours[0]["test_loss"] == theirs[0]["test_loss"] and ours[0]["lr"] == 0.05
+    assert ours[1]["lr"] == 0.2
+    assert {p.name: p.read_bytes() for p in (source / "checkpoints").iterdir() if p.name.startswith("model_")} == kept
