@@ -11,8 +11,9 @@ architecture does not fit the checkpoint (use model_param.pretrained_model in a 
 
 The trial is enqueued in the study at once with the next trial number (folder t<number>); it is an extra trial
 outside the budget (`max_trials` still counts the searcher's own trials), run by the `sweep run` working on the
-folder or by the next one, and the searcher never prunes it. The checkpoint is linked when an agent starts the
-trial's first attempt; `warm_start.json` in its folder records what it continued from. Bad input (not a sweep,
+folder or by the next one, and the searcher never prunes it. The checkpoint is linked right away (or by the agent
+that starts the trial first, whichever comes first); `warm_start.json` in its folder records what it continued
+from. Bad input (not a sweep,
 an unknown trial, a trial without a checkpoint, an unusable --set) is refused before anything is written.
 """
 from __future__ import annotations
@@ -63,6 +64,10 @@ def continue_trial(sweep_dir: str, source_id: str, set_items: list[str]) -> int:
     os.makedirs(folder.trial_dir(trial_id), exist_ok=True)
     write_json(os.path.join(folder.trial_dir(trial_id), WARM_START_FILE),
                {"number": number, "sets": sets, "params": params, "user_attrs": user_attrs}, durable=False)
+    try:  # link now, so the source's keep limit cannot take the file first; an agent that started it already did
+        link_checkpoint(folder.trial_dir(trial_id), user_attrs["warm_start"])
+    except OSError:
+        pass
     print(f"added trial {trial_id}: continues {source_id} from {os.path.relpath(checkpoint, folder.root)} with "
           + (", ".join(f"{k}={json.dumps(v)}" for k, v in changes.items()) or "the same settings")
           + f"; an extra trial outside the budget. The `sweep run` working on {folder.root} runs it, else the "

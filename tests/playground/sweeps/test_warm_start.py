@@ -52,6 +52,12 @@ def test_continue_resumes_the_source_checkpoint_in_a_new_trial_with_the_new_sett
     assert study.get_trials()[2].value == records[-1]["test_loss"]
     assert main(["sweep", "run", str(spec), "--sweep-dir", str(sweep)]) == 0
     assert "nothing to do" in capsys.readouterr().err
+    # the rebuilt study knows the extra trial as one
+    summary = (sweep / "summary.csv").read_bytes()
+    assert main(["sweep", "summary", str(sweep), "--rebuild"]) == 0
+    assert (sweep / "summary.csv").read_bytes() == summary
+    _, _, study = open_sweep(str(sweep))
+    assert len(study.get_trials()) == 3 and len(counted(study.get_trials())) == 2
 
 
 def test_continue_refuses_an_unknown_trial_a_trial_without_checkpoint_and_a_bad_key_with_exit_2(
