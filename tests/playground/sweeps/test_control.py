@@ -69,6 +69,9 @@ def test_pause_stops_two_running_trials_after_a_checkpoint_and_resume_ends_as_if
     assert main(["sweep", "status", str(sweep)]) == 0
     assert "paused" in capsys.readouterr().out
     assert main(["sweep", "run", str(spec), "--workers", "2", "--sweep-dir", str(sweep), "--quiet"]) == 75
+    # a study lost while paused and rebuilt from the folders continues the same way (paused trials stay running)
+    (sweep / "study.journal").unlink()
+    assert main(["sweep", "summary", str(sweep), "--rebuild"]) == 0
     assert main(["sweep", "resume", str(sweep)]) == 0
     assert "t0000, t0001 first" in capsys.readouterr().out
     assert not (sweep / "control" / "PAUSE").exists()
