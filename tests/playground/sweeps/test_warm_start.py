@@ -18,7 +18,9 @@ def _epoch_records(folder) -> list[dict]:
 
 
 def test_continue_resumes_the_source_checkpoint_in_a_new_trial_with_the_new_settings(write_spec, tmp_path, capsys):
-    spec = write_spec({"name": "random", "max_trials": 2, "seed": 1}, SPACE)
+    # adaptive ASHA: its brackets are full after 2 trials, yet the extra trial runs, and is never stopped at a rung
+    spec = write_spec({"name": "adaptive_asha", "max_trials": 2, "max_time": 2, "divisor": 2, "max_rungs": 2,
+                       "mode": "aggressive", "seed": 1}, SPACE)
     sweep = tmp_path / "sweep"
     assert main(["sweep", "run", str(spec), "--sweep-dir", str(sweep), "--quiet"]) == 0
     source = sweep / "trials" / "t0001"
