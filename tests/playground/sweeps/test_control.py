@@ -1,12 +1,11 @@
-"""`sweep pause` / `sweep resume` (control.py) against a running `sweep run` process: the running trials stop
-after a checkpoint, nothing new starts, and the resumed sweep ends bit for bit as one never paused."""
+"""`sweep pause` / `sweep resume` (control.py) against a running `sweep run`: the running trials stop after a
+checkpoint, nothing new starts, and the resumed sweep ends bit for bit as one never paused."""
 from __future__ import annotations
 
 import json
 import os
 import re
-import subprocess
-import sys
+import threading
 import time
 
 from playground.cli import main
@@ -38,20 +37,21 @@ def test_pause_stops_two_running_trials_after_a_checkpoint_and_resume_ends_as_if
     base_file.write_text(json.dumps(opts))
     spec = write_spec({"name": "grid"}, GRID)
     reference, sweep = tmp_path / "reference", tmp_path / "sweep"
-    assert main(["sweep", "run", str(spec), "--workers", "2", "--sweep-dir", str(reference), "--quiet"]) == 0
+    assert main(["sweep", "run", str(spec), "--workers", "3", "--sweep-dir", str(reference), "--quiet"]) == 0
 
-    process = subprocess.Popen([sys.executable, "-m", "playground", "sweep", "run", str(spec), "--workers", "2",
-                                "--sweep-dir", str(sweep), "--quiet"], cwd=os.getcwd())
-    try:
+    paused: list[int] = []
+
+    def pause_once_both_train() -> None:   # what a user at another terminal does; the sweep only sees the file
         _wait_for(lambda: all(_epochs_recorded(sweep / "trials" / t) >= 1 for t in TRIALS), "both trials to train")
-        capsys.readouterr()
-        assert main(["sweep", "pause", str(sweep)]) == 0
-        assert "stops its 2 running trial(s) after a checkpoint" in capsys.readouterr().out
-        paused_at = json.loads((sweep / "control" / "PAUSE").read_text())["paused_at"]
-        assert process.wait(timeout=120) == 75
-    finally:
-        if process.poll() is None:
-            process.kill()
+        paused.append(main(["sweep", "pause", str(sweep)]))
+
+    pauser = threading.Thread(target=pause_once_both_train, daemon=True)
+    pauser.start()
+    assert main(["sweep", "run", str(spec), "--workers", "2", "--sweep-dir", str(sweep), "--quiet"]) == 75
+    pauser.join()
+    assert paused == [0]
+    assert "stops its 2 running trial(s) after a checkpoint" in capsys.readouterr().out
+    paused_at = json.loads((sweep / "control" / "PAUSE").read_text())["paused_at"]
     for trial in TRIALS:
         folder = sweep / "trials" / trial
         assert json.loads((folder / "trial.json").read_text())["state"] == "paused"

@@ -13,7 +13,7 @@ SAMPLED = {"model_param.base_learning_rate": {"type": "log", "minval": -3, "maxv
            "model_param.weight_decay": {"type": "double", "minval": 0.0, "maxval": 0.003},
            "epoch_iter.num_epochs": 4}
 GRID = {"model_param.base_learning_rate": {"type": "log", "minval": -3, "maxval": 0, "count": 3},
-        "model_param.weight_decay": {"type": "double", "minval": 0.0, "maxval": 0.003, "count": 2},
+        "model_param.weight_decay": {"type": "double", "minval": 0.0, "maxval": 0.003, "count": 1},
         "epoch_iter.num_epochs": 2}
 ASHA = {"name": "adaptive_asha", "max_trials": 4, "max_time": 4, "divisor": 2, "max_rungs": 3,
         "mode": "aggressive", "max_concurrent_trials": 4, "seed": 0}
@@ -34,7 +34,7 @@ def test_rebuild_from_the_run_folders_reproduces_summary_csv_byte_for_byte(write
         extra = ["--restart-file", str(prior), "--workers", "4"]
     else:
         spec = write_spec({"name": "grid"}, GRID)
-        extra = ["--workers", "2"]
+        extra = ["--workers", "3"]
     assert main(["sweep", "run", str(spec), "--sweep-dir", str(sweep), "--quiet", *extra]) == 0
     before = {name: (sweep / name).read_bytes() for name in REPORTS}
     journal = (sweep / "study.journal").read_bytes()
