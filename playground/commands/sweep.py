@@ -5,6 +5,7 @@
   playground sweep preview SPEC                       the planned grid or ASHA brackets, nothing run
   playground sweep status DIR | summary DIR [--rebuild] | plots DIR
   playground sweep pause DIR | resume DIR              stop running trials after a checkpoint / allow them again
+  playground sweep continue DIR ID --set KEY=VALUE     a new trial continuing trial ID from its latest checkpoint
 
 Exit codes: 0 done, 2 unusable spec, upf or opts (nothing was started), 75 stopped (re-run to continue).
 """
@@ -43,6 +44,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             command.add_argument("--rebuild", action="store_true",
                                  help="first rebuild the study from the run folders alone (trial.json, "
                                       "attempts.jsonl, metrics.jsonl); an existing study.journal is kept, renamed")
+    extend = sub.add_parser(
+        "continue", help="add a trial that continues trial ID from its latest checkpoint with changed settings",
+        description="Add a trial that continues trial ID's training from its latest checkpoint (weights, optimizer, "
+                    "position, records) with the source's settings changed by --set, e.g. more epochs or another "
+                    "learning rate. It gets the next trial number, is an extra trial outside the budget, and is "
+                    "run by the `sweep run` working on DIR, else by the next one.")
+    extend.add_argument("sweep_dir", metavar="DIR")
+    extend.add_argument("trial", metavar="ID", help="the trial to continue (its folder name, e.g. t0003)")
+    extend.add_argument("--set", metavar="SECTION.KEY=VALUE", action="append", default=[], dest="sets",
+                        help="a setting that differs from the source trial's (JSON value); repeatable")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -62,6 +73,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         from playground.sweeps.preview import preview
         print(preview(_spec(args)))
         return 0
+    if args.sweep_command == "continue":
+        from playground.sweeps.warm_start import continue_trial
+        return continue_trial(args.sweep_dir, args.trial, args.sets)
     if args.sweep_command in ("pause", "resume"):
         from playground.sweeps import control
         return getattr(control, args.sweep_command)(args.sweep_dir)

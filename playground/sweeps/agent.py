@@ -24,6 +24,7 @@ from playground.sweeps.folder import SweepFolder
 from playground.sweeps.metrics_tail import MetricsTail, epoch_records, objective_value
 from playground.sweeps.spec import SweepSpec
 from playground.sweeps.trial_process import slot_env, start_trial, trial_command
+from playground.sweeps.warm_start import link_checkpoint
 
 EXIT_STOPPED = 75
 POLL_SECONDS = 0.2
@@ -83,6 +84,10 @@ class Agent:
     def run_trial(self, ticket: Ticket, slot: int) -> Outcome:
         run_dir = self.folder.trial_dir(ticket.trial_id)
         self._write_trial(ticket, "running", slot)
+        if ticket.warm_start is not None:   # `sweep continue`: its first attempt starts from the source checkpoint
+            problem = link_checkpoint(run_dir, ticket.warm_start)
+            if problem:
+                return Outcome("fail", None, None, problem, 0.0)
         attempt = next_attempt(run_dir)
         command = trial_command(self.spec, ticket.sets, run_dir)
         log_path = os.path.join(run_dir, LOG_NAME)

@@ -31,6 +31,7 @@ class Ticket:
     optuna_id: int
     adopted: bool = False
     reported_steps: set = field(default_factory=set)
+    warm_start: dict | None = None   # `sweep continue`: the checkpoint it starts from; outside the searcher
 
 
 class Coordinator:
@@ -53,11 +54,11 @@ class Coordinator:
                 if self.adopt and trial.state == TrialState.RUNNING and trial._trial_id not in self.owned:
                     return self._ticket(trial, adopted=True)
             in_budget = counted(trials)
-            waiting = any(t.state == TrialState.WAITING for t in in_budget)
+            waiting = [t for t in trials if t.state == TrialState.WAITING]   # planned, or extra (sweep continue)
             if not waiting and len(in_budget) >= self.total:
                 return None
             bracket = None
-            if self.asha is not None:
+            if self.asha is not None and not any(t.user_attrs.get("extra") for t in waiting):
                 bracket = self.asha.next_bracket()
                 if bracket is None:
                     return WAIT if self.owned else None
@@ -67,7 +68,7 @@ class Coordinator:
             if sets is None:
                 sets = {**constants(self.spec.space), **frozen.params}
                 self.study._storage.set_trial_user_attr(trial._trial_id, "sets", sets)
-            if self.asha is not None:
+            if self.asha is not None and not frozen.user_attrs.get("extra"):
                 self.asha.add_trial(trial_id_of(frozen), bracket)
                 self._save_asha()
             frozen = self.study._storage.get_trial(trial._trial_id)
@@ -78,12 +79,13 @@ class Coordinator:
         sets = trial.user_attrs.get("sets")
         if sets is None:  # killed between ask and storing the sets
             sets = {**constants(self.spec.space), **trial.params}
-        if self.asha is not None and trial_id_of(trial) not in self.asha.trial_bracket:
+        extra = bool(trial.user_attrs.get("extra"))
+        if self.asha is not None and not extra and trial_id_of(trial) not in self.asha.trial_bracket:
             bracket = self.asha.next_bracket()
             self.asha.add_trial(trial_id_of(trial), 0 if bracket is None else bracket)
             self._save_asha()
         return Ticket(trial_id_of(trial), trial.number, sets, trial._trial_id, adopted,
-                      set(trial.intermediate_values))
+                      set(trial.intermediate_values), trial.user_attrs.get("warm_start"))
 
     def already_stopped(self, ticket: Ticket) -> bool:
         """An adopted trial the searcher stopped before the sweep was killed: pruned, without running it again."""
@@ -105,6 +107,8 @@ class Coordinator:
             if step not in ticket.reported_steps:
                 trial.report(value, step)
                 ticket.reported_steps.add(step)
+            if ticket.warm_start is not None:   # an extra trial: the searcher does not stop it
+                return False
             if self.asha is not None:
                 stop = self.asha.report(ticket.trial_id, time_value, value)
                 self._save_asha()

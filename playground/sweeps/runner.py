@@ -99,8 +99,8 @@ def _run_slots(study: Any, spec, folder: SweepFolder, total: int, workers: int, 
 
 
 def _finished(study: Any, total: int) -> bool:
-    trials = counted(study.get_trials(deepcopy=False))
-    return len(trials) >= total and all(t.state.is_finished() for t in trials)
+    trials = study.get_trials(deepcopy=False)   # extra trials (sweep continue) too: they must run
+    return len(counted(trials)) >= total and all(t.state.is_finished() for t in trials)
 
 
 def lock_folder(folder: SweepFolder):

@@ -110,5 +110,5 @@ def budget(spec: SweepSpec, upf_lines: list) -> int:
 
 
 def counted(trials: list) -> list:
-    """The trials the budget counts: everything but imported priors."""
-    return [t for t in trials if not t.user_attrs.get("imported")]
+    """The trials the budget counts: everything but imported priors and extra trials (`sweep continue`)."""
+    return [t for t in trials if not t.user_attrs.get("imported") and not t.user_attrs.get("extra")]

@@ -17,9 +17,13 @@ import sys
 import time
 
 stop_requested = False
+epochs_at_stop = -1     # epochs finished when SIGTERM came (what a pause or pruning test checks)
+progress = 0            # epochs finished so far
+stop_time = 0.0         # when SIGTERM came
 
 
 def main() -> int:
+    global progress
     began = time.time()
     parser = argparse.ArgumentParser()
     parser.add_argument("--parameters-file", required=True)
@@ -62,8 +66,10 @@ def main() -> int:
         with open(checkpoint, encoding="utf-8") as handle:
             state = json.load(handle)
         done, records = state["epochs_done"], state["records"]
+        print(f"contract trial: resumed from {os.path.realpath(checkpoint)} after {done} epoch(s)", file=sys.stderr)
     _rewrite(metrics, records)
     for epoch in range(done, epochs):
+        progress = epoch
         _spend(seconds, busy)
         loss = curve(lr, decay, epoch + 1)
         for kind in ("interval", "epoch"):
@@ -75,6 +81,9 @@ def main() -> int:
                 handle.write(json.dumps(record) + "\n")
         _write_checkpoint(checkpoint, epoch + 1, records)
         if (stop_requested or preempt) and epoch + 1 < epochs:
+            if stop_requested:
+                print(f"contract trial: SIGTERM at {stop_time!r} in epoch {epochs_at_stop + 1}, stopped after "
+                      f"epoch {epoch + 1}", file=sys.stderr)
             return 75
     with open(os.path.join(args.run_dir, "results.json"), "w", encoding="utf-8") as handle:
         json.dump({"metrics": {"test_loss": [r["test_loss"] for r in records]}}, handle)
@@ -107,7 +116,9 @@ def curve(lr: float, decay: float, epoch: int) -> float:
 
 
 def _request_stop(signum, frame) -> None:
-    global stop_requested
+    global stop_requested, epochs_at_stop, stop_time
+    if not stop_requested:
+        epochs_at_stop, stop_time = progress, time.time()
     stop_requested = True
 
 
@@ -123,6 +134,11 @@ def _write_checkpoint(path: str, done: int, records: list[dict]) -> None:
     with open(tmp, "w", encoding="utf-8") as handle:
         json.dump({"epochs_done": done, "records": records}, handle)
     os.replace(tmp, path)
+    # the `last` pointer of playground's checkpoint folder, which `sweep continue` follows
+    pointer = os.path.join(os.path.dirname(path), "checkpoints", "last")
+    if not os.path.islink(pointer):
+        os.makedirs(os.path.dirname(pointer), exist_ok=True)
+        os.symlink(os.path.join("..", os.path.basename(path)), pointer)
 
 
 if __name__ == "__main__":
