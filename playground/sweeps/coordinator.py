@@ -123,7 +123,7 @@ class Coordinator:
                 self.asha.exited(ticket.trial_id, error=state == "fail")
                 self._save_asha()
             target = {"complete": TrialState.COMPLETE, "pruned": TrialState.PRUNED, "fail": TrialState.FAIL}[state]
-            self.study.tell(ticket.optuna_id, values if state == "complete" else None, state=target,
+            self.study.tell(ticket.number, values if state == "complete" else None, state=target,
                             skip_if_finished=True)
             self.owned.discard(ticket.optuna_id)
 
