@@ -16,7 +16,9 @@ saved. Each checkpoint holds model, optimizer, the epoch records and every RNG s
 draws its randomness (shuffling, dropout) from the global generators continues bitwise as if never stopped.
 
 Under `playground candle`, save() also appends the epoch's record to the run's metrics.jsonl, and after a
-SIGTERM it writes a checkpoint and raises Preempted (the command exits 75; re-running resumes).
+SIGTERM it writes a checkpoint and raises Preempted (the command exits 75; re-running resumes). There, too,
+every write is fenced (playground/restarts/fence.py): once a later attempt has claimed the run folder, the
+helper raises Fenced before writing anything, a checkpoint in flight included (checked before its rename).
 """
 from __future__ import annotations
 
@@ -38,6 +40,7 @@ from playground.checkpoints.policy import SavePolicy
 from playground.candle.run_folder import CandleRunFolder, active_run
 from playground.checkpoints.preemption import Preempted
 from playground.checkpoints.train_state import rng_state, set_rng_state
+from playground.restarts.fence import Fence
 
 DEFAULTS = {"ckpt_restart_mode": "auto", "ckpt_save_best": True, "ckpt_save_best_metric": "val_loss",
             "ckpt_skip_epochs": 0, "ckpt_save_interval": 1, "ckpt_checksum": False, "ckpt_keep_mode": "linear",
@@ -71,9 +74,12 @@ class CandleCheckpoint:
         self.run: CandleRunFolder = active_run() or CandleRunFolder(self.folder, "standalone")
         if active_run() is None:       # run alone: no run folder to write metrics to, no stop handler installed
             self.run.outputs.enabled = False
+            self.run.fence = Fence(self.folder, None)   # and no attempts to fence
         else:                          # SIGTERM now means: finish the epoch, checkpoint, exit 75
             self.run.handle_stop_signals()
         self._warned_metric = False
+        self.fence = self.run.fence
+        self.fence.check("ckpt.log")
         append_log(self.folder, f"ready (run {self.run_id}): restart mode {ckpt_setting(params, 'ckpt_restart_mode')}")
 
     # ------------------------------------------------------------------ restart
@@ -88,6 +94,7 @@ class CandleCheckpoint:
                 raise CheckpointError(f"ckpt_restart_mode is 'required' but {self.folder} holds no usable checkpoint "
                                       "(no 'last' pointer, or every candidate failed its check; see ckpt.log there)")
             return 0
+        self.fence.check("metrics.jsonl (the resumed records)")
         try:
             _module(self.model).load_state_dict(state["model"])
         except RuntimeError as err:
@@ -143,22 +150,31 @@ class CandleCheckpoint:
                 "metadata": ckpt_setting(self.params, "ckpt_metadata"), "metrics": logs,
                 "best_metric": self.policy.best_metric, "best_mode": self.policy.best_mode,
                 "best_value": self.policy.best_value, "is_best": best}
-        started = time.perf_counter()
-        save_state(path, state, before_rename=lambda tmp, sha: write_completed_info(path, tmp, sha, info),
+        started, check = time.perf_counter(), self.fence.check
+        check(f"checkpoint {path}")
+        save_state(path, state, before_rename=lambda tmp, sha: self._write_info(path, tmp, sha, info),
                    checksum=ckpt_setting(self.params, "ckpt_checksum"))
         if self.run.test_mode:
             _check_round_trip(path, state)
+        check(f"the 'last' pointer to {os.path.basename(path)}")
         set_pointer(self.folder, "last", path)
         self.last_path = self.run.model_path = path
         if best:
             set_pointer(self.folder, "best", path)
             self.best_path = path
+        check("ckpt.log")
         append_log(self.folder, f"saved {os.path.basename(path)} ({kind} checkpoint: epoch {epochs_done}, "
                                 f"{info['size'] / 1e6:.1f} MB, {time.perf_counter() - started:.2f} s)"
                                 f"{' best' if best else ''}")
         apply_keep_limit(self.folder, self.run_id, ckpt_setting(self.params, "ckpt_keep_limit"),
                          {self.resumed_from, self.best_path, self.last_path})
         return path
+
+    def _write_info(self, path: str, written: str, sha256: str | None, info: dict) -> None:
+        """The info file, then (still before the state file's rename) the fence once more."""
+        self.fence.check(f"the info file of {os.path.basename(path)}")
+        write_completed_info(path, written, sha256, info)
+        self.fence.check(f"checkpoint {path} (it was written but does not take its name)")
 
     def _check_metric(self, logs: dict) -> None:
         metric = self.policy.best_metric
@@ -169,6 +185,7 @@ class CandleCheckpoint:
 
     def report_final(self) -> None:
         """Note the outcome in ckpt.log."""
+        self.fence.check("ckpt.log")
         append_log(self.folder, f"final: last {self.last_path and os.path.basename(self.last_path)}, best "
                                 f"{self.best_path and os.path.basename(self.best_path)} (run {self.run_id})")
 

@@ -4,7 +4,8 @@
 `kind: "epoch"`, `epoch` (0-based), `epochs` (epochs done, float), `samples` when known, `wall_time`, one key
 per metric), `results.json`, `train.log`. Records come from the checkpoint helper as epochs end; when the
 script did not use it, they are made from the history `run(params)` returned. One folder per process: the
-runner activates it, the helper finds it with `active_run()`.
+runner activates it, the helper finds it with `active_run()`. Every write first checks the fence (`fence`,
+playground/restarts/fence.py): once a later attempt has claimed the folder, writing raises Fenced.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any
 from playground.outputs.atomic_files import write_json
 from playground.outputs.run_outputs import RunOutputs, best_point
 from playground.checkpoints.preemption import Preemption
+from playground.restarts.fence import Fence
 
 _ACTIVE: "CandleRunFolder | None" = None
 
@@ -23,6 +25,7 @@ class CandleRunFolder:
     def __init__(self, run_dir: str, script: str) -> None:
         self.run_dir, self.script = os.path.abspath(run_dir), os.path.abspath(script)
         self.outputs = RunOutputs(self.run_dir, enabled=True)
+        self.fence: Fence = self.outputs.fence
         self.records: list[dict] = []
         self.preemption = Preemption()
         self.prior_wall_time = 0.0     # seconds spent before the last resume (restored by the helper)
@@ -38,6 +41,7 @@ class CandleRunFolder:
             self._stop_handled = True
 
     def write_opts(self, params: dict) -> None:
+        self.fence.check("opts.json")
         os.makedirs(self.run_dir, exist_ok=True)
         write_json(os.path.join(self.run_dir, "opts.json"), {"opts": params, "script": self.script})
 
@@ -71,6 +75,7 @@ class CandleRunFolder:
         names = [k for k in dict.fromkeys(k for r in self.records for k in r) if k not in _RECORD_KEYS]
         metrics = {name: [r.get(name) for r in self.records] for name in names}
         metrics["epochs"] = [r["epochs"] for r in self.records]
+        self.fence.check("results.json")
         write_json(self.outputs.results_path, {
             "model": self.model_path, "metrics": metrics, "best": _best(metrics, self.records),
             "history": returned, "wall_time_s": self.wall_time(), "records": len(self.records)})

@@ -1,7 +1,8 @@
 """Runs a CANDLE benchmark script in this process: params layered and checked, run(params), the run folder.
 
 Exit codes as for every run: 0 done, 2 unusable script or params (nothing was run), 1 the run failed, 75
-stopped by SIGTERM/SIGINT after the checkpoint helper wrote a checkpoint (re-run the same command to resume).
+stopped by SIGTERM/SIGINT after the checkpoint helper wrote a checkpoint (re-run the same command to resume), or
+stopped without writing because a later attempt claimed the run folder (playground/restarts/fence.py).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from playground.candle import benchmark
 from playground.candle.params import read_defaults_file, read_parameters_file, parse_set, resolve_params
 from playground.options.layers import OptsError
 from playground.checkpoints.preemption import EXIT_PREEMPTED
+from playground.restarts.fence import Fence
 
 log = logging.getLogger("playground")
 
@@ -132,6 +134,8 @@ def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool
     from playground.checkpoints.preemption import Preempted
     from playground.outputs.run_log import close_logging, setup_logging
     from playground.launch.one_batch_check import CheckError
+    from playground.launch.spawn import fenced_line
+    from playground.restarts.fence import Fenced
 
     folder = CandleRunFolder(run_dir, script)
     folder.test_mode = test
@@ -140,12 +144,16 @@ def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool
     except OSError as err:
         print(f"playground candle: error: --run-dir {run_dir}: cannot write there: {err.strerror}", file=sys.stderr)
         return 2
+    except Fenced as err:
+        print(fenced_line(err), file=sys.stderr)
+        return EXIT_PREEMPTED
     setup_logging(run_dir, 0)
     activate(folder)     # the checkpoint helper finds it, and installs the stop handler: without the helper a
                          # SIGTERM stops the script at once, as it would outside playground
     stdout, stderr = sys.stdout, sys.stderr
     train_log = open(os.path.join(run_dir, "train.log"), "a", encoding="utf-8")
-    sys.stdout, sys.stderr = _Tee(stdout, train_log), _Tee(stderr, train_log)   # the script's prints too
+    sys.stdout, sys.stderr = (_Tee(stdout, train_log, folder.fence),     # the script's prints too
+                              _Tee(stderr, train_log, folder.fence))
     try:
         log.info("running %s in %s", os.path.abspath(script), run_dir)
         returned = module.run(params)
@@ -159,6 +167,9 @@ def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool
                       "helper (playground.candle.CandleCheckpoint)?")
             return 1
         return 0
+    except Fenced as err:
+        print(fenced_line(err), file=stderr)
+        return EXIT_PREEMPTED
     except Preempted as stop:
         log.info("stopped by %s after a checkpoint; re-run the same command (same --run-dir) to resume. Exit code "
                  "%d.", stop, EXIT_PREEMPTED)
@@ -179,17 +190,20 @@ def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool
 
 
 class _Tee:
-    """Writes to the terminal and to train.log."""
+    """Writes to the terminal and, while this attempt holds the run folder, to train.log."""
 
-    def __init__(self, terminal: IO[str], copy: IO[str]) -> None:
-        self.terminal, self.copy = terminal, copy
+    def __init__(self, terminal: IO[str], copy: IO[str], fence: Fence) -> None:
+        self.terminal, self.copy, self.fence = terminal, copy, fence
 
     def write(self, text: str) -> int:
-        self.copy.write(text)
+        if not self.fence.superseded():
+            self.copy.write(text)
+            self.copy.flush()   # so nothing buffered before the claim lands in the file after it
         return self.terminal.write(text)
 
     def flush(self) -> None:
-        self.copy.flush()
+        if not self.fence.superseded():
+            self.copy.flush()
         self.terminal.flush()
 
     def __getattr__(self, name: str):

@@ -7,6 +7,11 @@ applies the keep limit. At most one write is in flight; a failed write is raised
 iteration (or at the end), and every earlier checkpoint stays intact. The checkpointer never sees the trainer:
 the caller hands it the position and two functions that capture the states (`StateCapture`).
 
+Fencing: rank 0 writes only while its attempt holds the run folder (playground/restarts/fence.py). It checks
+before each save, before the info file, right before the state file takes its name (so a write that straddles
+a later claim never lands), and before each pointer, log line and deletion; a superseded attempt's write raises
+Fenced in the loop, as a failed write would.
+
 Restoring (`ckpt_restart_mode` auto or required): rank 0 follows `last`; a checkpoint failing its checksum or
 its load is reported and the previous one is tried; all ranks then load the chosen file. The run id stored in
 the checkpoint survives resumes: the keep limit deletes only that run's files.
@@ -30,6 +35,7 @@ from playground.checkpoints.keep import apply_keep_limit
 from playground.checkpoints.policy import SavePolicy
 from playground.checkpoints.preemption import Preempted, Preemption
 from playground.checkpoints.train_state import Snapshot
+from playground.restarts.fence import Fence, Fenced
 
 
 @dataclass
@@ -64,6 +70,7 @@ class Checkpointer:
         self.last_path: str | None = None
         self.best_path: str | None = None
         self.preemption = Preemption()
+        self.fence = Fence.from_env(run_dir)
         self.last_stall_secs = 0.0    # how long the last save blocked the loop (rank 0), for benchmarks
         self._snapshot = Snapshot()
         self._thread: threading.Thread | None = None
@@ -77,6 +84,8 @@ class Checkpointer:
         mode = self.output["ckpt_restart_mode"]
         if mode == "off":
             return None
+        if self.is_writer:
+            self.fence.check(f"the resume note in {self.folder}/ckpt.log")
         path, state = self._choose() if self.is_writer else (None, None)
         path = dist_utils.broadcast_from_writer(path)
         if path is None:
@@ -146,6 +155,7 @@ class Checkpointer:
         if not self.is_writer:
             return path
         self._join()
+        self.fence.check(f"checkpoint {path}")
         path = self._own_name(path)
         best_path = path if best else self.best_path
         state = self._snapshot.copy(capture.shared(epoch, epoch_iter))
@@ -174,20 +184,27 @@ class Checkpointer:
 
     def _write(self, path: str, state: dict, info: dict, best: bool) -> None:
         """The background part: info and state files, pointers, log, keep limit. Errors wait for the loop."""
+        name, check = os.path.basename(path), self.fence.check
         try:
             started = time.perf_counter()
             save_state(path, state, before_rename=lambda tmp, sha: self._write_info(path, tmp, sha, info),
                        checksum=self.output["ckpt_checksum"])
+            check(f"the 'last' pointer to {name}")
             set_pointer(self.folder, "last", path)
             self.last_path = path
             if best:
+                check(f"the 'best' pointer to {name}")
                 set_pointer(self.folder, "best", path)
                 self.best_path = path
-            append_log(self.folder, f"saved {os.path.basename(path)} ({info['kind']} checkpoint: epoch {info['epoch']}, "
+            check("ckpt.log")
+            append_log(self.folder, f"saved {name} ({info['kind']} checkpoint: epoch {info['epoch']}, "
                                     f"iteration {info['epoch_iter']}, {info['size'] / 1e6:.1f} MB, "
                                     f"{time.perf_counter() - started:.2f} s){' best' if best else ''}")
+            check("the deletions of the keep limit")
             apply_keep_limit(self.folder, self.run_id, self.output["ckpt_keep_limit"],
                              {self.resumed_from, self.best_path, self.last_path}, self.output["ckpt_keep_mode"])
+        except Fenced as err:    # a later attempt holds the folder: stop, and write nothing about it either
+            self._error = err
         except BaseException as err:  # noqa: BLE001 - whatever happened, the loop must hear of it
             self._error = err if isinstance(err, CheckpointError) else CheckpointError(
                 f"could not finish checkpoint {path}: {getattr(err, 'strerror', None) or err}. Earlier checkpoints "
@@ -196,10 +213,13 @@ class Checkpointer:
 
     def _write_info(self, path: str, written: str, sha256: str | None, info: dict) -> None:
         """Complete `info` (size and checksum of the state bytes in `written`, time); write it beside `path`.
-        Calls write_info through this module, where the resume tests place their kill points."""
+        Calls write_info through this module, where the resume tests place their kill points. Runs just before
+        the state file takes its name: the fence is checked before the info file and again before that rename."""
         info.update(size=os.path.getsize(written), sha256=sha256, timestamp=time.time(),
                     time=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        self.fence.check(f"the info file of {os.path.basename(path)}")
         write_info(path, info)
+        self.fence.check(f"checkpoint {path} (it was written but does not take its name)")
 
     # ------------------------------------------------------------------ lifecycle
     def raise_pending_error(self) -> None:

@@ -19,6 +19,7 @@ from typing import IO, Any, Callable
 import torch
 
 from playground.outputs.atomic_files import fsync_folder, write_json, write_with
+from playground.restarts.fence import Fenced
 
 FORMAT = "playground-checkpoint"
 VERSION = 1
@@ -54,6 +55,8 @@ def save_state(path: str, state: dict, before_rename: Callable[[str, str | None]
         torch.save(state, writer)
     try:
         write_with(path, write, before_replace=before_rename and (lambda tmp: before_rename(tmp, writer.hexdigest())))
+    except Fenced:   # `before_rename` found a later attempt holding the folder: not a failed write
+        raise
     except (OSError, RuntimeError) as err:
         err = writer.error or err
         reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)

@@ -4,7 +4,8 @@ With --test: one training batch and one validation batch per rank, a checkpoint 
 into a fresh trainer and compared, every metric checked to be produced; in a temporary folder unless --run-dir.
 
 Exit codes: 0 done, 2 unusable opts or command line (nothing was started), 1 the run failed, 75 stopped by
-SIGTERM/SIGINT after writing a checkpoint (re-run the same command to resume).
+SIGTERM/SIGINT after writing a checkpoint (re-run the same command to resume), or stopped without writing
+because a sweep agent adopted the run folder (PLAYGROUND_ATTEMPT n and a claim-<n+1> there; docs/checkpoints.md).
 """
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ def main(args: argparse.Namespace) -> int:
     from playground.launch.prepare import prepare_run
 
     from playground.data.form_check import check_input_forms
+    from playground.restarts.fence import Fenced
 
     if args.max_restarts < 0:
         print("playground: error: --max-restarts must be 0 or more", file=sys.stderr)
@@ -60,6 +62,10 @@ def main(args: argparse.Namespace) -> int:
     except (OptsError, ComponentError) as err:
         print(f"playground: error: {err}", file=sys.stderr)
         return 2
+    except Fenced as err:   # started after another agent had adopted the folder: not even opts.json
+        from playground.launch.spawn import EXIT_PREEMPTED, fenced_line
+        print(fenced_line(err), file=sys.stderr)
+        return EXIT_PREEMPTED
     for line in prepared.resolved.warnings:
         print(f"playground: warning: {line}", file=sys.stderr)
     for line in prepared.resolved.notes:

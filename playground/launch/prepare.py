@@ -1,7 +1,8 @@
 """Turns a command line into a prepared run: layered and validated opts, the run folder, the plan.
 
 Nothing here starts a process or touches data; the only file written is `<run-dir>/opts.json` (the resolved
-opts, from which `--parameters-file <run-dir>/opts.json` reproduces the run), and not even that for a dry run.
+opts, from which `--parameters-file <run-dir>/opts.json` reproduces the run), and not even that for a dry run
+or for an attempt that a later claim already superseded (raises Fenced: playground/restarts/fence.py).
 `--resume` picks the newest folder under runs/ whose opts.json holds the same resolved opts.
 """
 from __future__ import annotations
@@ -21,6 +22,7 @@ from playground.options.digest import opts_digest
 from playground.options.layers import (OptsError, load_blob, load_blob_file, load_defaults_file, parse_set,
                                     set_path)
 from playground.launch.plan import Plan, make_plan
+from playground.restarts.fence import Fence
 
 
 @dataclass
@@ -90,6 +92,7 @@ def prepare(layers: list[tuple[str, dict]], run_dir: str | None = None, name: st
     _check_pretrained(opts, plan.checkpoint_folder)
     opts_file = os.path.join(run_dir, "opts.json")
     if plan.topology.shard_id == 0 and not dry_run:
+        Fence.from_env(run_dir).check("opts.json")
         try:
             os.makedirs(run_dir, exist_ok=True)
             write_json(opts_file, {"opts": opts})

@@ -4,7 +4,9 @@ process per local device. Returns the command's exit code.
 When a spawned rank fails (exception, kill), the others are given a few seconds to fail on their own in their
 next collective, then are terminated; the message names the failed rank. A SIGTERM/SIGINT to this process is
 passed on to the ranks, which checkpoint and exit with EXIT_PREEMPTED. Ranks die with this process
-(PR_SET_PDEATHSIG), so none is left behind.
+(PR_SET_PDEATHSIG), so none is left behind. A rank 0 fenced by a later attempt's claim (another agent adopted
+the run: playground/restarts/fence.py) says so and the command exits EXIT_PREEMPTED without writing; the
+other ranks then lose their peer and are ended like the bystanders of any failed rank.
 """
 from __future__ import annotations
 
@@ -28,10 +30,12 @@ from playground.distribution.rank_failure import EXIT_PEER_LOST, PeerLost
 from playground.options.registry import ComponentError
 from playground.distribution.rendezvous import RendezvousError
 from playground.distribution.topology import Topology
+from playground.restarts.fence import Fenced
 
 USER_ERRORS = (OptsError, ComponentError, CheckpointError, PretrainedError, RendezvousError, DataFormError,
                DataError, CheckError)
 GRACE_SECONDS = 5.0
+EXIT_FENCED = 4     # a spawned rank's exit code for "fenced" (launcher-internal; the command exits EXIT_PREEMPTED)
 
 
 def launch(prepared) -> int:
@@ -55,6 +59,9 @@ def _guarded(local_rank: int, opts: dict, run_dir: str, topology: Topology, reso
             print(f"playground: stopped by {stop}; a checkpoint was written. Re-run the same command "
                   f"(same --run-dir) to resume. Exit code {EXIT_PREEMPTED}.", file=sys.stderr)
         return EXIT_PREEMPTED
+    except Fenced as err:
+        print(fenced_line(err), file=sys.stderr)
+        return EXIT_FENCED if spawned else EXIT_PREEMPTED
     except USER_ERRORS as err:
         print(f"playground: error{_on(rank, topology)}: {err}", file=sys.stderr)
         return 1
@@ -68,6 +75,11 @@ def _guarded(local_rank: int, opts: dict, run_dir: str, topology: Topology, reso
     if result is not None:
         print_summary(result, run_dir)
     return 0
+
+
+def fenced_line(err: Fenced) -> str:
+    """The one line a fenced run prints before it exits EXIT_PREEMPTED."""
+    return f"playground: stopped without writing: {err}. Exit code {EXIT_PREEMPTED}."
 
 
 def _on(rank: int, topology: Topology) -> str:
@@ -160,6 +172,8 @@ def _outcome(exits: list[tuple[int, int]], processes: list, topology: Topology, 
     if not failures:
         return 0
     if all(code == EXIT_PREEMPTED for _, code in failures):
+        return EXIT_PREEMPTED
+    if any(code == EXIT_FENCED for _, code in failures):   # rank 0 said why; the others only lost it
         return EXIT_PREEMPTED
     own = [(index, code) for index, code in failures if code not in (EXIT_PEER_LOST, EXIT_PREEMPTED)]
     if own and all(index in stopped for index, _ in own):

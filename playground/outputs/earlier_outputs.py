@@ -11,6 +11,8 @@ import logging
 import os
 import time
 
+from playground.restarts.fence import Fence
+
 EARLIER_FILES = ("metrics.jsonl", "results.json")
 
 
@@ -19,6 +21,7 @@ def set_aside_earlier_outputs(run_dir: str) -> str | None:
     found = [os.path.join(run_dir, name) for name in EARLIER_FILES if os.path.isfile(os.path.join(run_dir, name))]
     if not found:
         return None
+    Fence.from_env(run_dir).check("the earlier outputs (moving them aside)")
     found += sorted(glob.glob(os.path.join(run_dir, "plot*.png")))
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     target = os.path.join(run_dir, "earlier", stamp)

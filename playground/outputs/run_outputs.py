@@ -1,6 +1,7 @@
 """What a run leaves in its folder: metrics.jsonl (a line per record point, as it happens), results.json,
 the PNG plots of output.plots and train.log (TensorBoard events are a hook: playground/trainer/hooks/tensorboard.py).
-Only rank 0 writes.
+Only rank 0 writes, and only while its attempt holds the folder: each write first checks the fence
+(playground/restarts/fence.py, one `stat`) and raises Fenced once a later attempt has claimed the folder.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 from playground.outputs.atomic_files import atomic_open, write_json
 from playground.outputs.plots import draw_runs, plot_filename
+from playground.restarts.fence import Fence
 
 log = logging.getLogger("playground")
 
@@ -21,6 +23,7 @@ class RunOutputs:
         self.run_dir, self.enabled = run_dir, enabled
         self.metrics_path = os.path.join(run_dir, "metrics.jsonl")
         self.results_path = os.path.join(run_dir, "results.json")
+        self.fence = Fence.from_env(run_dir)
 
     def open_log(self, opts: dict) -> None:
         if not self.enabled:
@@ -30,6 +33,7 @@ class RunOutputs:
     def append_record(self, record: dict) -> None:
         if not self.enabled:
             return
+        self.fence.check("metrics.jsonl")
         with open(self.metrics_path, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(record) + "\n")
 
@@ -37,6 +41,7 @@ class RunOutputs:
         """After a resume: metrics.jsonl holds exactly the checkpoint's record points, no duplicates."""
         if not self.enabled:
             return
+        self.fence.check("metrics.jsonl")
         os.makedirs(self.run_dir, exist_ok=True)
         with atomic_open(self.metrics_path, "w") as handle:
             for record in records:
@@ -46,6 +51,7 @@ class RunOutputs:
         """One PNG per spec; with the book, test metrics tell interval points from full test passes."""
         if not self.enabled:
             return []
+        self.fence.check("plots")
         if book is not None:
             lists = dict(lists, kind=[record["kind"] for record in book.records])
         tests = {name for name, entry in book.metrics.items() if not entry["is_train"]} if book is not None else set()
@@ -61,6 +67,7 @@ class RunOutputs:
         out["best"] = best_values(book)
         out["wall_time_s"] = wall_time
         out["records"] = len(book.records)
+        self.fence.check("results.json")
         write_json(self.results_path, out)
 
 

@@ -43,6 +43,7 @@ class Profiler(Hook):
     def _finish(self) -> None:
         profile, self._profile = self._profile, None
         profile.stop()
+        self.trainer.outputs.fence.check("the profiler trace")
         os.makedirs(self.folder, exist_ok=True)
         trace = os.path.join(self.folder, "trace.json")
         profile.export_chrome_trace(trace)

@@ -31,12 +31,14 @@ class TensorBoard(Hook):
     def after_record(self, record: dict) -> None:
         if self.writer is None:
             return
+        self.trainer.outputs.fence.check("tensorboard events")
         for key, value in record.items():
             if key not in _NOT_SCALARS and isinstance(value, (int, float)) and not isinstance(value, bool):
                 self.writer.add_scalar(key, value, record["iteration"])
         self.writer.flush()
 
     def close(self) -> None:
-        if self.writer is not None:
+        # A fenced attempt drops its writer unclosed: closing writes to the event file, which is no longer ours.
+        if self.writer is not None and not self.trainer.outputs.fence.superseded():
             self.writer.close()
-            self.writer = None
+        self.writer = None
