@@ -6,6 +6,7 @@
   playground sweep status DIR | summary DIR [--rebuild] | plots DIR
   playground sweep pause DIR | resume DIR              stop running trials after a checkpoint / allow them again
   playground sweep continue DIR ID --set KEY=VALUE     a new trial continuing trial ID from its latest checkpoint
+  playground sweep submit DIR --slurm [--agents N]    one sbatch job array of agents, submitted, returned from
 
 Exit codes: 0 done, 2 unusable spec, upf or opts (nothing was started), 75 stopped (re-run to continue).
 """
@@ -54,6 +55,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     extend.add_argument("trial", metavar="ID", help="the trial to continue (its folder name, e.g. t0003)")
     extend.add_argument("--set", metavar="SECTION.KEY=VALUE", action="append", default=[], dest="sets",
                         help="a setting that differs from the source trial's (JSON value); repeatable")
+    _add_submit(sub)
+
+
+def _add_submit(sub: argparse._SubParsersAction) -> None:
+    submit = sub.add_parser("submit", help="submit sweep agents to a scheduler (Slurm) and return at once",
+                            description="Write DIR/slurm/agents-<time>.sbatch, one job array of `sweep agent DIR` "
+                                        "tasks, submit it with sbatch and print the job id (no polling).")
+    submit.add_argument("sweep_dir", metavar="DIR")
+    submit.add_argument("--slurm", action="store_true", required=True, help="submit to Slurm (sbatch job array)")
+    submit.add_argument("--agents", type=int, default=1, metavar="N", help="array tasks, one agent each (default 1)")
+    submit.add_argument("--workers-per-agent", type=int, default=1, metavar="K",
+                        help="trials each agent runs at once (default 1); a task asks for K x slots_per_trial "
+                             "CPU cores, or GPUs with --gpus")
+    submit.add_argument("--gpus", action="store_true",
+                        help="the trials use GPUs: each task asks for K x slots_per_trial of them (--gres=gpu:N)")
+    submit.add_argument("--sbatch-arg", action="append", default=[], metavar="ARG", dest="sbatch_args",
+                        help="an sbatch option for every task, e.g. --sbatch-arg=--partition=gpu (repeatable; "
+                             "replaces a default of the same option)")
+    submit.add_argument("--dry-run", action="store_true", help="print the script; write and submit nothing")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -79,6 +99,10 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.sweep_command in ("pause", "resume"):
         from playground.sweeps import control
         return getattr(control, args.sweep_command)(args.sweep_dir)
+    if args.sweep_command == "submit":
+        from playground.sweeps.slurm import SlurmRequest, submit
+        return submit(args.sweep_dir, SlurmRequest(args.agents, args.workers_per_agent, args.gpus, args.sbatch_args),
+                      dry_run=args.dry_run)
     if args.sweep_command == "summary":
         return reports.summary(args.sweep_dir, rebuild=args.rebuild)
     return {"status": reports.status, "plots": reports.plots}[args.sweep_command](args.sweep_dir)
