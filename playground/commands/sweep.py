@@ -6,7 +6,7 @@
   playground sweep status DIR | summary DIR [--rebuild] | plots DIR
   playground sweep pause DIR | resume DIR              stop running trials after a checkpoint / allow them again
   playground sweep continue DIR ID --set KEY=VALUE     a new trial continuing trial ID from its latest checkpoint
-  playground sweep submit DIR --slurm [--agents N]    one sbatch job array of agents, submitted, returned from
+  playground sweep submit DIR [--spec SPEC] --slurm   one sbatch job array of agents, submitted, returned from
 
 Exit codes: 0 done, 2 unusable spec, upf or opts (nothing was started), 75 stopped (re-run to continue).
 """
@@ -63,6 +63,8 @@ def _add_submit(sub: argparse._SubParsersAction) -> None:
                             description="Write DIR/slurm/agents-<time>.sbatch, one job array of `sweep agent DIR` "
                                         "tasks, submit it with sbatch and print the job id (no polling).")
     submit.add_argument("sweep_dir", metavar="DIR")
+    submit.add_argument("--spec", metavar="SPEC", help="create DIR from this spec first, validated as `sweep run` "
+                        "does (an existing DIR must hold the same sweep; only the budget may change)")
     submit.add_argument("--slurm", action="store_true", required=True, help="submit to Slurm (sbatch job array)")
     submit.add_argument("--agents", type=int, default=1, metavar="N", help="array tasks, one agent each (default 1)")
     submit.add_argument("--workers-per-agent", type=int, default=1, metavar="K",
@@ -102,7 +104,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.sweep_command == "submit":
         from playground.sweeps.slurm import SlurmRequest, submit
         return submit(args.sweep_dir, SlurmRequest(args.agents, args.workers_per_agent, args.gpus, args.sbatch_args),
-                      dry_run=args.dry_run)
+                      dry_run=args.dry_run, spec_file=args.spec)
     if args.sweep_command == "summary":
         return reports.summary(args.sweep_dir, rebuild=args.rebuild)
     return {"status": reports.status, "plots": reports.plots}[args.sweep_command](args.sweep_dir)

@@ -6,7 +6,8 @@ DIR/slurm/agent-<job>_<i>.log. The task asks for K x slots_per_trial CPU cores, 
 (the agent gives each of its K workers a disjoint share of them, so a trial gets slots_per_trial GPUs; a trial
 whose opts ask for that many spawns its ranks itself, and a torchrun `trial_program` starts them with
 torchrun). `--sbatch-arg` lines come after the defaults and replace a default of the same option. Each
-submission is a line of DIR/control/slurm.jsonl (job id, script, time). Nothing here imports the trainer.
+submission is a line of DIR/control/slurm.jsonl (job id, script, time). With a spec, DIR is created first
+(sweep.json only: the first agent to start creates the study). Nothing here imports the trainer.
 """
 from __future__ import annotations
 
@@ -39,9 +40,27 @@ def sweep_folder(sweep_dir: str) -> tuple[SweepFolder, dict]:
     """The sweep folder and its resolved spec; SweepError when DIR holds no sweep."""
     folder = SweepFolder(sweep_dir)
     if not folder.exists():
-        raise SweepError(f"{folder.root} is not a sweep folder (it has no sweep.json); create the sweep with "
-                         f"`playground sweep run SPEC --sweep-dir {sweep_dir}` first, then submit agents to it")
+        raise SweepError(f"{folder.root} is not a sweep folder (it has no sweep.json); give the spec to create "
+                         f"it (`sweep submit {sweep_dir} --spec SPEC --slurm ...`), or start it with `sweep run SPEC "
+                         f"--sweep-dir {sweep_dir}`")
     return folder, folder.read_spec().get("spec", {})
+
+
+def checked_spec(spec_file: str) -> tuple[dict, str]:
+    """The resolved spec of `spec_file` and its identity, validated as `sweep run` does before anything runs."""
+    from playground.sweeps.prepare import prepare_sweep
+    from playground.sweeps.spec import load_spec
+    spec = prepare_sweep(load_spec(spec_file)).spec
+    return spec.raw, spec.identity()
+
+
+def create_or_check(folder: SweepFolder, raw: dict, identity: str) -> None:
+    """Write sweep.json of a new sweep folder (the agents create the study); an existing one must hold this
+    sweep (only the budget may differ, as for `sweep run`)."""
+    if folder.exists():
+        folder.check_same_sweep(raw, identity)
+    else:
+        folder.write_spec(raw, identity)
 
 
 def check_request(request: SlurmRequest) -> None:
@@ -82,10 +101,15 @@ def agent_script(folder: SweepFolder, spec: dict, request: SlurmRequest, python:
         ""])
 
 
-def submit(sweep_dir: str, request: SlurmRequest, dry_run: bool = False) -> int:
-    """Write and submit the array (or, with `dry_run`, print its script and write nothing); the exit code."""
-    folder, spec = sweep_folder(sweep_dir)
+def submit(sweep_dir: str, request: SlurmRequest, dry_run: bool = False, spec_file: str | None = None) -> int:
+    """Write and submit the array (or, with `dry_run`, print its script and write nothing); the exit code.
+    With `spec_file` the sweep folder is created from it first (or checked to hold the same sweep)."""
     check_request(request)
+    if spec_file is not None:
+        raw, identity = checked_spec(spec_file)
+        folder, spec = SweepFolder(sweep_dir), raw
+    else:
+        folder, spec = sweep_folder(sweep_dir)
     script = agent_script(folder, spec, request)
     if dry_run:
         print(script, end="")
@@ -94,6 +118,8 @@ def submit(sweep_dir: str, request: SlurmRequest, dry_run: bool = False) -> int:
     if sbatch is None:
         raise SweepError("sbatch is not on PATH: submit from a Slurm login node, or see the script with --dry-run "
                          "and submit it yourself")
+    if spec_file is not None:
+        create_or_check(folder, raw, identity)
     path = _write_script(folder, script)
     job_id = _sbatch(sbatch, path)
     _record(folder, {"job_id": job_id, "script": path, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

@@ -125,3 +125,19 @@ def test_missing_sbatch_is_exit_2_pointing_to_dry_run(sweep_dir, capsys, monkeyp
 def test_a_folder_that_is_not_a_sweep_is_exit_2(tmp_path, capsys):
     assert main(["sweep", "submit", str(tmp_path), "--slurm", "--dry-run"]) == 2
     assert f"{tmp_path} is not a sweep folder" in capsys.readouterr().err
+
+
+def test_submit_with_a_spec_creates_the_sweep_folder_and_refuses_another_sweep_there(tmp_path, write_spec,
+                                                                                     stand_in_sbatch, capsys):
+    spec_file = write_spec({"name": "grid"}, {"model_param.base_learning_rate": 0.1}, resources={"slots_per_trial": 2})
+    folder = tmp_path / "new-sweep"
+    assert main(["sweep", "submit", str(folder), "--spec", str(spec_file), "--slurm", "--workers-per-agent", "3"]) == 0
+    spec = load_spec(str(spec_file))
+    stored = json.loads((folder / "sweep.json").read_text())
+    assert stored["identity"] == spec.identity() and stored["spec"]["resources"] == {"slots_per_trial": 2}
+    assert "--cpus-per-task=6" in next((folder / "slurm").glob("agents-*.sbatch")).read_text()
+    other = write_spec({"name": "grid"}, {"model_param.base_learning_rate": 0.2}, name="other.json")
+    capsys.readouterr()
+    assert main(["sweep", "submit", str(folder), "--spec", str(other), "--slurm"]) == 2
+    assert "holds a different sweep" in capsys.readouterr().err
+    assert len((folder / "control" / "slurm.jsonl").read_text().splitlines()) == 1
