@@ -87,11 +87,10 @@ def agent_script(folder: SweepFolder, spec: dict, request: SlurmRequest, python:
     directives = [arg for arg in defaults if _option(arg) not in given] + request.sbatch_args
     command = [python or sys.executable, "-m", "playground", "sweep", "agent", folder.root,
                "--workers", str(request.workers_per_agent)]
-    devices = f"{per_task} GPU(s)" if request.gpus else f"{per_task} CPU core(s)"
     return "\n".join([
         "#!/bin/bash",
         f"# {request.agents} sweep agent(s) of {folder.root}, {request.workers_per_agent} worker(s) each, "
-        f"{slots} slot(s) per trial: {devices} per array task.",
+        f"{slots} slot(s) per trial.",
         "# Written by `playground sweep submit`; each array task is one agent (docs/sweeps.md, Many hosts).",
         *(f"#SBATCH {shlex.quote(arg)}" for arg in directives),
         "",

@@ -85,7 +85,7 @@ def test_gpu_trials_of_several_slots_ask_each_task_for_workers_times_slots_gpus(
     assert found["--gres"] == "gpu:8" and "--cpus-per-task" not in found
     assert found["--partition"] == "gpu" and found["--time"] == "04:00:00"
     assert script.count("#SBATCH --nodes=") == 1, "a given option replaces the default"
-    assert "4 slot(s) per trial: 8 GPU(s) per array task" in script
+    assert "2 worker(s) each, 4 slot(s) per trial." in script
 
 
 def test_submit_writes_the_script_submits_it_and_records_the_job(sweep_dir, stand_in_sbatch, capsys):
