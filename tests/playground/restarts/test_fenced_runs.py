@@ -19,8 +19,9 @@ import pytest
 
 from playground.api import run
 from playground.candle.runner import CandleCommand, run_candle
+from playground.cli import main
 from playground.restarts.fence import ATTEMPT_ENV, create_claim
-from tests.conftest import run_cli, tiny_opts
+from tests.conftest import tiny_opts
 from tests.playground.checkpoints.interrupted_runs import RunFolder, checkpoint_opts
 
 SLOW = {"PLAYGROUND_TEST_ITER_SLEEP": "0.05"}
@@ -75,12 +76,14 @@ def test_a_run_superseded_while_it_trains_writes_nothing_more_and_exits_75(tmp_p
     assert not (run.dir / "results.json").exists() and run.progress() < 1
 
 
-def test_a_run_started_after_its_successor_claimed_the_folder_writes_nothing(tmp_path, opts_file):
+def test_a_run_started_after_its_successor_claimed_the_folder_writes_nothing(tmp_path, opts_file, monkeypatch,
+                                                                            capsys):
     folder = tmp_path / "trial"
     assert create_claim(str(folder), 1) and create_claim(str(folder), 2)
     before = folder_state(folder)
-    done = run_cli("--parameters-file", opts_file(tiny_opts()), "--run-dir", str(folder), env={ATTEMPT_ENV: "1"})
-    assert_fenced(done.returncode, done.stderr, folder, before)
+    monkeypatch.setenv(ATTEMPT_ENV, "1")
+    code = main(["run", "--parameters-file", opts_file(tiny_opts()), "--run-dir", str(folder)])
+    assert_fenced(code, capsys.readouterr().err, folder, before)
     assert sorted(os.listdir(folder)) == ["claim-1", "claim-2"]
 
 
