@@ -63,16 +63,26 @@ def assert_fenced(code: int, output: str, folder: Path, before: dict, attempt: i
     assert not list(folder.rglob("*.tmp")), "a checkpoint in flight was left behind"
 
 
+def in_flight(checkpoints: Path) -> list[Path]:
+    """The final names of the checkpoint state files being written (their temporary files exist)."""
+    return [checkpoints / tmp.name[1:].rsplit(".", 2)[0] for tmp in checkpoints.glob(".model_checkpoint_*.pt.*.tmp")]
+
+
 def test_a_run_superseded_while_it_trains_writes_nothing_more_and_exits_75(tmp_path):
+    """The claim comes while a checkpoint is being written (a slow disk keeps one in flight): that checkpoint
+    must never take its name, and nothing else may change either."""
     opts = checkpoint_opts()
     opts["output"]["ckpt_every_n_iters"] = 4
-    run = RunFolder(tmp_path, "trial", opts, env={**SLOW, ATTEMPT_ENV: "1"})
+    run = RunFolder(tmp_path, "trial", opts, env={**SLOW, ATTEMPT_ENV: "1", "PLAYGROUND_TEST_FSYNC_SLEEP": "0.1"})
     assert create_claim(str(run.dir), 1)
     process = run.start()
-    wait_for(lambda: (run.dir / "checkpoints" / "last").exists(), process, run.output)
+    checkpoints = run.dir / "checkpoints"
+    wait_for(lambda: (checkpoints / "last").exists() and in_flight(checkpoints), process, run.output)
+    straddling = in_flight(checkpoints)
     before = supersede(run.dir, 1)
     code = process.wait(timeout=60)
     assert_fenced(code, run.output(), run.dir, before)
+    assert not [path for path in straddling if path.exists()], "a checkpoint written across the claim landed"
     assert not (run.dir / "results.json").exists() and run.progress() < 1
 
 
