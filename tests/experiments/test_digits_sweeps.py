@@ -47,3 +47,14 @@ def test_a_trial_class_and_a_candle_script_are_each_swept_over_the_learning_rate
         "objective": {"metric": "val_accuracy", "mode": "max"},
         "space": {"learning_rate": {"type": "categorical", "vals": RATES}, "epochs": 1}}, "val_accuracy")
     assert sorted(candle) == RATES and all(objective == values[-1] for objective, values in candle.values())
+
+
+def test_the_sweep_files_the_docs_use_are_valid_specs(capsys):
+    """experiments/sweeps/ once went missing from the repository while README and docs/sweeps.md used it."""
+    assert main(["sweep", "preview", str(REPO / "experiments" / "sweeps" / "digits_lr_tpe.yaml")]) == 0
+    assert "base_learning_rate" in capsys.readouterr().out
+    from playground.sweeps.spec import parse_spec, upf_spec
+    raw = upf_spec(str(REPO / "experiments" / "sweeps" / "smoke_upf.txt"), str(REPO / "experiments" / "smoke.json"),
+                   None)
+    spec = parse_spec(raw, str(REPO), origin="--upf")
+    assert spec.searcher_name == "upf"
