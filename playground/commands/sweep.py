@@ -2,6 +2,7 @@
 
   playground sweep run SPEC [--workers N]            run (or resume) a sweep; SPEC is JSON or YAML
   playground sweep run --upf FILE --base OPTS         CANDLE's upf: one JSON object per line, run in parallel
+  playground sweep agent DIR [--workers N]            one more agent on an existing sweep (any host, Slurm task)
   playground sweep preview SPEC                       the planned grid or ASHA brackets, nothing run
   playground sweep status DIR | summary DIR [--rebuild] | plots DIR
   playground sweep pause DIR | resume DIR              stop running trials after a checkpoint / allow them again
@@ -31,6 +32,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--test", action="store_true",
                      help="run the whole machinery on one tiny trial in a temporary folder and check the objective")
     run.add_argument("--quiet", action="store_true", help="no progress lines")
+    agent = sub.add_parser(
+        "agent", help="work on an existing sweep as one more agent (another host, a Slurm array task)",
+        description="Work on an existing sweep folder as one more agent: N slots that claim trials until the "
+                    "budget is spent and nothing is left to adopt. The spec comes from DIR/sweep.json; any number "
+                    "of agents may run at once, on any host that sees DIR and the study's storage. A trial whose "
+                    "agent is gone (its heartbeat unchanged for agents.grace_seconds, or its process dead on this "
+                    "host) is adopted and resumes its own run folder. Exit codes as `sweep run`.")
+    agent.add_argument("sweep_dir", metavar="DIR", help="the sweep folder (created by `sweep run` or `sweep submit`)")
+    agent.add_argument("--workers", type=int, default=1, metavar="N", help="agent slots in this process (default 1)")
+    agent.add_argument("--storage", metavar="URL", help="the study's storage when it is not the folder's journal "
+                       "(as given to `sweep run`)")
+    agent.add_argument("--quiet", action="store_true", help="no progress lines")
     preview = sub.add_parser("preview", help="show the planned trials without running anything",
                              description="Show the planned grid, the ASHA brackets x rungs x trials, or the space.")
     preview.add_argument("spec", metavar="SPEC")
@@ -91,6 +104,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     from playground.sweeps import reports
     if args.sweep_command == "run":
         return _run(args)
+    if args.sweep_command == "agent":
+        return _agent(args)
     if args.sweep_command == "preview":
         from playground.sweeps.preview import preview
         print(preview(_spec(args)))
@@ -141,3 +156,13 @@ def _run(args: argparse.Namespace) -> int:
     workers = args.workers or spec.searcher.get("max_concurrent_trials") or 1
     sweep_dir = args.sweep_dir or os.path.join("sweeps", spec.name)
     return run_sweep(prepared, sweep_dir, workers, quiet=args.quiet)
+
+
+def _agent(args: argparse.Namespace) -> int:
+    from playground.sweeps.errors import SweepError
+    from playground.sweeps.runner import run_agent
+    if args.workers < 1:
+        raise SweepError("--workers must be at least 1")
+    if args.storage not in (None, "auto", "journal"):
+        raise SweepError(f"--storage {args.storage}: this version keeps the study in the sweep folder's journal")
+    return run_agent(args.sweep_dir, args.workers, quiet=args.quiet)

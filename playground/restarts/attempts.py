@@ -8,6 +8,8 @@ import os
 import socket
 from typing import Any
 
+from playground.restarts.fence import highest_claim
+
 FILE = "attempts.jsonl"
 
 
@@ -38,5 +40,6 @@ def restarts_used(run_dirs: list[str]) -> int:
 
 
 def next_attempt(run_dir: str) -> int:
-    """The number of the attempt about to start: one more than the attempts started (ended or killed)."""
-    return sum(1 for a in read_attempts(run_dir) if "end" not in a) + 1
+    """The number of the attempt about to start: one more than the attempts started (ended or killed) and than
+    the highest claim file (an agent may have been killed between its claim and its first line here)."""
+    return max(sum(1 for a in read_attempts(run_dir) if "end" not in a), highest_claim(run_dir)) + 1

@@ -15,6 +15,7 @@ import time
 from playground.outputs.atomic_files import write_json
 from playground.sweeps.errors import SweepError
 from playground.sweeps.folder import SweepFolder
+from playground.sweeps.heartbeat import agents_maybe_alive
 
 
 def pause(sweep_dir: str) -> int:
@@ -26,12 +27,13 @@ def pause(sweep_dir: str) -> int:
     os.makedirs(folder.control, exist_ok=True)
     write_json(folder.pause_flag, {"paused_at": time.time(), "host": socket.gethostname(), "pid": os.getpid()})
     running = trials_in(folder, "running")
-    if run_lock_held(folder):
-        print(f"paused {folder.root}: the `sweep run` working on it claims nothing new and stops its "
+    agents = agents_maybe_alive(folder.control)
+    if agents:
+        print(f"paused {folder.root}: the agents working on it ({', '.join(agents)}) claim nothing new and stop the "
               f"{len(running)} running trial(s) after a checkpoint (SIGTERM; each exits 75 and is marked paused), "
-              f"then exits 75")
+              f"then exit 75")
     else:
-        print(f"paused {folder.root}: no `sweep run` works on it on this host now; until `playground sweep resume "
+        print(f"paused {folder.root}: no agent works on it now; until `playground sweep resume "
               f"{folder.root}`, a `sweep run` on it says it is paused and exits 75")
     print(f"to continue: `playground sweep resume {folder.root}`, then re-run the `sweep run` command")
     return 0
@@ -65,23 +67,3 @@ def sweep_folder(sweep_dir: str) -> SweepFolder:
 def trials_in(folder: SweepFolder, state: str) -> list[str]:
     """Ids of the trials whose trial.json says `state`."""
     return [t for t in folder.trial_ids() if folder.read_trial(t).get("state") == state]
-
-
-def run_lock_held(folder: SweepFolder) -> bool:
-    """Whether a process on this host holds the folder's run lock (a `sweep run` is working on it).
-
-    Read from /proc/locks rather than by trying the lock, which would make a `sweep run` starting at this very
-    moment fail with "another sweep run is working on this folder"."""
-    try:
-        inode = os.stat(os.path.join(folder.control, "run.lock")).st_ino
-        with open("/proc/locks", encoding="ascii", errors="replace") as handle:
-            lines = handle.read().splitlines()
-    except OSError:
-        return False
-    for line in lines:
-        fields = line.split()
-        if "->" in fields or len(fields) < 6 or fields[1] != "FLOCK":
-            continue
-        if fields[5].rsplit(":", 1)[-1] == str(inode):
-            return True
-    return False

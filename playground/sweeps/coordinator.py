@@ -1,26 +1,34 @@
 """The one place that talks to the study: hands out trials (adopted, enqueued, or newly asked) within the exact
 budget, takes each full test pass and says whether to stop the trial, and records how each trial ended.
 
-Thread-safe (one lock): the agent slots of `sweep run` share one coordinator. A trial left RUNNING in the study
-by a killed sweep is adopted first and resumes its own run folder. The adaptive ASHA state is saved to
-searcher.json after every change; it remembers which (trial, step) it has counted, so nothing counts twice.
+Thread-safe (one lock): the slots of an agent process share one coordinator. Several agent processes (other
+hosts, a Slurm array) share the study: a RUNNING trial of another agent is adopted only when its lease expired
+(lease.py); adopting it means creating the next claim file (the ticket's `attempt`), which the agent does
+before starting the run. Asking for a new trial holds control/ask.lock (an flock) across the budget check and
+the ask, so several processes never overshoot the budget. The adaptive ASHA state is saved to searcher.json
+after every change; it remembers which (trial, step) it has counted, so nothing counts twice.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from playground.outputs.atomic_files import write_json
+from playground.restarts.fence import Fence, claim_path, highest_claim, read_claim
 from playground.sweeps.asha import AdaptiveAsha, make_brackets
 from playground.sweeps.folder import SweepFolder
+from playground.sweeps.heartbeat import AgentId
+from playground.sweeps.lease import DEFAULT_GRACE_SECONDS, EXPIRED, RELEASED_STATES, UNDECIDED, Leases
 from playground.sweeps.space import constants
 from playground.sweeps.spec import SweepSpec
 from playground.sweeps.study import counted, distributions, trial_id_of
 
-WAIT = "wait"   # nothing to claim now, but running trials may free a place (ASHA brackets)
+WAIT = "wait"   # nothing to claim now, but a place may free up (ASHA brackets) or a lease may expire
 
 
 @dataclass
@@ -32,15 +40,19 @@ class Ticket:
     adopted: bool = False
     reported_steps: set = field(default_factory=set)
     warm_start: dict | None = None   # `sweep continue`: the checkpoint it starts from; outside the searcher
+    attempt: int = 1                 # the claim to create before starting the next attempt
+    fence: Fence | None = None       # the write permission of the attempt running now
 
 
 class Coordinator:
-    def __init__(self, study: Any, spec: SweepSpec, folder: SweepFolder, total: int, adopt: bool = True) -> None:
-        """`adopt`: RUNNING trials not owned here are orphans of a killed sweep (true while one process works
-        on a folder; agents on several hosts will adopt only trials whose lease expired)."""
+    def __init__(self, study: Any, spec: SweepSpec, folder: SweepFolder, total: int, adopt: bool = True,
+                 me: AgentId | None = None, grace: float = DEFAULT_GRACE_SECONDS) -> None:
+        """`adopt`: take over RUNNING trials whose lease expired (False: only ask, for benchmarks)."""
         self.study, self.spec, self.folder, self.total, self.adopt = study, spec, folder, total, adopt
+        self.me = me or AgentId.this_process()
+        self.leases = Leases(folder.control, self.me, grace)
         self.lock = threading.Lock()
-        self.owned: set[int] = set()      # optuna trial ids running in this process
+        self.owned: dict[int, str] = {}   # optuna trial id -> trial id, for trials this process runs
         self.dists = distributions(spec.space, grid=spec.searcher_name == "grid")
         self.asha = self._load_asha() if spec.searcher_name == "adaptive_asha" else None
 
@@ -49,20 +61,28 @@ class Coordinator:
         """The next trial for a free slot, WAIT, or None when the budget is spent and nothing is left to adopt."""
         from optuna.trial import TrialState
         with self.lock:
-            trials = self.study.get_trials(deepcopy=False)
-            for trial in trials:
-                if self.adopt and trial.state == TrialState.RUNNING and trial._trial_id not in self.owned:
-                    return self._ticket(trial, adopted=True)
-            in_budget = counted(trials)
-            waiting = [t for t in trials if t.state == TrialState.WAITING]   # planned, or extra (sweep continue)
-            if not waiting and len(in_budget) >= self.total:
-                return None
-            bracket = None
-            if self.asha is not None and not any(t.user_attrs.get("extra") for t in waiting):
-                bracket = self.asha.next_bracket()
-                if bracket is None:
-                    return WAIT if self.owned else None
-            trial = self.study.ask(fixed_distributions=self.dists)
+            undecided = False
+            for trial in self.study.get_trials(deepcopy=False):
+                if not self.adopt or trial.state != TrialState.RUNNING or trial._trial_id in self.owned:
+                    continue
+                verdict, attempt = self._lease(trial)
+                if verdict == EXPIRED:
+                    return self._ticket(trial, adopted=True, attempt=attempt)
+                undecided = undecided or verdict == UNDECIDED
+            with self._ask_lock():
+                trials = self.study.get_trials(deepcopy=False)
+                in_budget = counted(trials)
+                waiting = [t for t in trials if t.state == TrialState.WAITING]   # planned, or extra (sweep continue)
+                if not waiting and len(in_budget) >= self.total:
+                    return WAIT if undecided else None
+                bracket = None
+                if self.asha is not None and not any(t.user_attrs.get("extra") for t in waiting):
+                    bracket = self.asha.next_bracket()
+                    if bracket is None:
+                        return WAIT if self.owned or undecided else None
+                trial = self.study.ask(fixed_distributions=self.dists)
+                # who asked, first: until its first claim file exists this names the trial's holder
+                self.study._storage.set_trial_user_attr(trial._trial_id, "agent", self.me.record())
             frozen = self.study._storage.get_trial(trial._trial_id)
             sets = frozen.user_attrs.get("sets")
             if sets is None:
@@ -72,29 +92,65 @@ class Coordinator:
                 self.asha.add_trial(trial_id_of(frozen), bracket)
                 self._save_asha()
             frozen = self.study._storage.get_trial(trial._trial_id)
-            return self._ticket(frozen, adopted=False)
+            return self._ticket(frozen, adopted=False,
+                                attempt=highest_claim(self.folder.trial_dir(trial_id_of(frozen))) + 1)
 
-    def _ticket(self, trial: Any, adopted: bool) -> Ticket:
-        self.owned.add(trial._trial_id)
+    def _lease(self, trial: Any) -> tuple[str, int]:
+        """The lease verdict on a RUNNING trial of another agent, and the claim number that adopting it takes."""
+        trial_id = trial_id_of(trial)
+        run_dir = self.folder.trial_dir(trial_id)
+        highest = highest_claim(run_dir)
+        if highest:
+            holder = AgentId.from_record(read_claim(run_dir, highest))
+            try:
+                since = os.stat(claim_path(run_dir, highest)).st_mtime
+            except OSError:
+                since = 0.0
+        else:
+            holder = AgentId.from_record(trial.user_attrs.get("agent") or {})
+            since = trial.datetime_start.timestamp() if trial.datetime_start else 0.0
+        record = self.folder.read_trial(trial_id)
+        released = highest > 0 and record.get("attempt") == highest and record.get("state") in RELEASED_STATES
+        return self.leases.verdict(holder, since, released, key=str(trial._trial_id)), highest + 1
+
+    @contextmanager
+    def _ask_lock(self) -> Iterator[None]:
+        """Across processes (an flock on control/ask.lock): the budget check and the ask are one step."""
+        os.makedirs(self.folder.control, exist_ok=True)
+        with open(os.path.join(self.folder.control, "ask.lock"), "a+") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            yield
+
+    def _ticket(self, trial: Any, adopted: bool, attempt: int) -> Ticket:
+        self.owned[trial._trial_id] = trial_id_of(trial)
         sets = trial.user_attrs.get("sets")
-        if sets is None:  # killed between ask and storing the sets
-            sets = {**constants(self.spec.space), **trial.params}
+        if sets is None:  # its asker was killed before storing the sets, perhaps before sampling every param
+            sets = self._complete_params(trial)
         extra = bool(trial.user_attrs.get("extra"))
         if self.asha is not None and not extra and trial_id_of(trial) not in self.asha.trial_bracket:
             bracket = self.asha.next_bracket()
             self.asha.add_trial(trial_id_of(trial), 0 if bracket is None else bracket)
             self._save_asha()
         return Ticket(trial_id_of(trial), trial.number, sets, trial._trial_id, adopted,
-                      set(trial.intermediate_values), trial.user_attrs.get("warm_start"))
+                      set(trial.intermediate_values), trial.user_attrs.get("warm_start"), attempt)
+
+    def _complete_params(self, trial: Any) -> dict[str, Any]:
+        """Sample (or take from the enqueued point) the params an asker killed midway did not store; the sets."""
+        import optuna
+        live = optuna.trial.Trial(self.study, trial._trial_id)
+        params = {name: live._suggest(name, dist) for name, dist in self.dists.items()}
+        sets = {**constants(self.spec.space), **params}
+        self.study._storage.set_trial_user_attr(trial._trial_id, "sets", sets)
+        return sets
+
+    def trials(self) -> list[str]:
+        """The trials this process runs now (for its heartbeat, which must never wait for the lock)."""
+        return list(self.owned.copy().values())
 
     def already_stopped(self, ticket: Ticket) -> bool:
         """An adopted trial the searcher stopped before the sweep was killed: pruned, without running it again."""
         with self.lock:
             return self.asha is not None and ticket.trial_id in self.asha.finished
-
-    def running(self) -> int:
-        with self.lock:
-            return len(self.owned)
 
     # -- reports and endings --------------------------------------------------------------------------
     def report(self, ticket: Ticket, step: int, time_value: float, value: float) -> bool:
@@ -125,12 +181,13 @@ class Coordinator:
             target = {"complete": TrialState.COMPLETE, "pruned": TrialState.PRUNED, "fail": TrialState.FAIL}[state]
             self.study.tell(ticket.number, values if state == "complete" else None, state=target,
                             skip_if_finished=True)
-            self.owned.discard(ticket.optuna_id)
+            self.owned.pop(ticket.optuna_id, None)
 
     def release(self, ticket: Ticket) -> None:
-        """The trial stopped without ending (the sweep is stopping): it stays RUNNING, to be adopted later."""
+        """This process stops working on the trial without ending it (stopping, paused, or another agent took it
+        over): it stays RUNNING in the study, for its next claim's holder."""
         with self.lock:
-            self.owned.discard(ticket.optuna_id)
+            self.owned.pop(ticket.optuna_id, None)
 
     # -- adaptive ASHA state ------------------------------------------------------------------------
     def _load_asha(self) -> AdaptiveAsha:

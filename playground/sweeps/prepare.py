@@ -47,6 +47,15 @@ def prepare_sweep(spec: SweepSpec) -> PreparedSweep:
     return PreparedSweep(spec, upf_lines, priors, base.opts)
 
 
+def resumed_sweep(spec: SweepSpec) -> PreparedSweep | None:
+    """What an agent joining an initialised sweep needs, without validating every trial's opts again (which
+    imports the components, torch among them): ASHA's trial length and the upf lines (the budget). None when
+    the spec left something to derive (the objective): then prepare_sweep is needed."""
+    if not spec.objectives:
+        return None
+    return PreparedSweep(_asha_length(spec), read_upf(spec.upf) if spec.upf else [], [], None)
+
+
 def _asha_length(spec: SweepSpec) -> SweepSpec:
     """Adaptive ASHA in epochs: a trial trains max_time epochs unless the space says otherwise."""
     s = spec.searcher

@@ -26,6 +26,7 @@ def status(sweep_dir: str) -> int:
     total = spec.max_trials if spec.searcher_name not in ("grid", "upf") else None
     print(f"sweep {folder.root} ({spec.searcher_name}): " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
           + (f"; budget {total}" if total else ""))
+    _print_agents(folder)
     if folder.paused():
         paused = [t for t in folder.trial_ids() if folder.read_trial(t).get("state") == "paused"]
         print(f"paused ({folder.pause_flag}): {len(paused)} trial(s) stopped after a checkpoint; "
@@ -37,6 +38,18 @@ def status(sweep_dir: str) -> int:
         value = "" if row.value is None else f" {row.value:.6g}"
         print(f"  {row.id:12s} {row.state:9s}{value}")
     return 0
+
+
+def _print_agents(folder: SweepFolder) -> None:
+    """The agents whose heartbeat files exist, with their trials and how old their last beat is."""
+    import time
+    from playground.sweeps.heartbeat import host_id, possibly_alive, read_heartbeats
+    here = host_id()
+    for beat in read_heartbeats(folder.control):
+        age = time.time() - float(beat.get("clock", 0.0))
+        gone = "" if possibly_alive(beat, here) else ", its process is gone"
+        print(f"agent {beat.get('agent', '?')}: {', '.join(beat.get('trials') or []) or 'no trial'} "
+              f"(last beat {age:.0f} s ago by its clock{gone})")
 
 
 def summary(sweep_dir: str, rebuild: bool = False) -> int:

@@ -16,17 +16,21 @@ from typing import Any
 
 from playground.restarts.policy import LogPolicy, default_log_policies, parse_log_policies
 from playground.sweeps.errors import SweepError
+from playground.sweeps.heartbeat import DEFAULT_HEARTBEAT_SECONDS
+from playground.sweeps.lease import DEFAULT_GRACE_SECONDS
 from playground.sweeps.space import Param, parse_space
 
 SEARCHERS = ("single", "grid", "upf", "random", "tpe", "gp", "cmaes", "adaptive_asha", "hyperband")
 ASHA_MODES = ("aggressive", "standard", "conservative")
 TIME_METRICS = ("epochs", "samples", "iteration")
 TOP_KEYS = {"name", "base", "defaults_file", "script", "objective", "searcher", "space", "resources",
-            "max_restarts", "log_policies", "storage", "trial_program", "upf", "restart_file"}
+            "max_restarts", "log_policies", "storage", "trial_program", "upf", "restart_file", "agents"}
 SEARCHER_KEYS = {"name", "max_trials", "max_concurrent_trials", "seed", "time_metric", "max_time", "divisor",
                  "max_rungs", "mode", "bracket_rungs", "sampler", "min_resource", "reduction_factor"}
 BUDGET_KEYS = ("max_trials", "max_concurrent_trials")
 RETRY_KEYS = ("max_restarts", "log_policies")    # may change on resume: how failures are retried, not what runs
+AGENT_KEYS = {"heartbeat_seconds": DEFAULT_HEARTBEAT_SECONDS,   # `agents:`, may change on resume too
+              "grace_seconds": DEFAULT_GRACE_SECONDS}
 DEFAULT_MAX_RESTARTS = 5                          # Determined's default
 
 
@@ -81,9 +85,33 @@ def identity_part(raw: dict) -> dict:
     part = copy.deepcopy(raw)
     for key in BUDGET_KEYS:
         part.get("searcher", {}).pop(key, None)
-    for key in RETRY_KEYS:
+    for key in (*RETRY_KEYS, "agents"):
         part.pop(key, None)
     return part
+
+
+def agent_settings(raw: dict) -> tuple[float, float]:
+    """(heartbeat_seconds, grace_seconds) of the spec's `agents:` (checked by parse_spec)."""
+    agents = {**AGENT_KEYS, **(raw.get("agents") or {})}
+    return float(agents["heartbeat_seconds"]), float(agents["grace_seconds"])
+
+
+def _check_agents(raw: Any, origin: str, problems: list[str]) -> None:
+    if raw is None:
+        return
+    if not isinstance(raw, dict):
+        problems.append(f"{origin}: agents must be a mapping {{heartbeat_seconds, grace_seconds}}")
+        return
+    for key in sorted(set(raw) - set(AGENT_KEYS)):
+        problems.append(f"{origin}: agents: unknown key {key} (known: {', '.join(AGENT_KEYS)})")
+    for key in AGENT_KEYS:
+        value = raw.get(key, AGENT_KEYS[key])
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            problems.append(f"{origin}: agents.{key} must be a positive number of seconds, got {value!r}")
+    heartbeat, grace = (raw.get(k, AGENT_KEYS[k]) for k in AGENT_KEYS)
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (heartbeat, grace)) and grace <= 2 * heartbeat:
+        problems.append(f"{origin}: agents.grace_seconds ({grace}) must exceed twice heartbeat_seconds "
+                        f"({heartbeat}), or live agents would look dead")
 
 
 def read_spec_file(path: str) -> dict:
@@ -163,6 +191,7 @@ def parse_spec(data: dict, root: str, origin: str = "the spec") -> SweepSpec:
                         f"retry), got {max_restarts!r}")
         max_restarts = 0
     log_policies = parse_log_policies(raw.get("log_policies"), origin, problems)
+    _check_agents(raw.get("agents"), origin, problems)
     if searcher and searcher["name"] == "upf" and not raw.get("upf"):
         problems.append(f"{origin}: the upf searcher needs a upf file (--upf FILE)")
     if searcher and searcher["name"] in ("adaptive_asha", "hyperband") and len(objectives) > 1:

@@ -24,6 +24,7 @@ PROBE = ("import runpy, sys\n"
     ("playground/cli.py", ["playground", "run", "--help"]),
     ("playground/cli.py", ["playground", "sweep", "--help"]),
     ("playground/cli.py", ["playground", "sweep", "run", "--help"]),
+    ("playground/cli.py", ["playground", "sweep", "agent", "--help"]),
 ])
 def test_help_imports_none_of_the_heavy_libraries(script, argv):
     code = PROBE.format(argv=argv, script=str(REPO / script), heavy=HEAVY)

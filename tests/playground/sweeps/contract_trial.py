@@ -16,14 +16,32 @@ import signal
 import sys
 import time
 
+from playground.restarts.fence import Fence, Fenced
+
 stop_requested = False
 epochs_at_stop = -1     # epochs finished when SIGTERM came (what a pause or pruning test checks)
 progress = 0            # epochs finished so far
 stop_time = 0.0         # when SIGTERM came
+fence: Fence | None = None
 
 
 def main() -> int:
-    global progress
+    try:
+        return run()
+    except Fenced as err:
+        print(f"contract trial: {err}", file=sys.stderr)
+        return 75
+
+
+def _open(path: str, mode: str):
+    """open() for writing, after the fence check (a superseded attempt writes nothing)."""
+    assert fence is not None
+    fence.check(os.path.basename(path))
+    return open(path, mode, encoding="utf-8")
+
+
+def run() -> int:
+    global fence, progress
     began = time.time()
     parser = argparse.ArgumentParser()
     parser.add_argument("--parameters-file", required=True)
@@ -42,8 +60,9 @@ def main() -> int:
         except json.JSONDecodeError:
             print(f"error: --set {item}: not JSON", file=sys.stderr)
             return 2
+    fence = Fence.from_env(args.run_dir)
     os.makedirs(args.run_dir, exist_ok=True)
-    with open(os.path.join(args.run_dir, "opts.json"), "w", encoding="utf-8") as handle:
+    with _open(os.path.join(args.run_dir, "opts.json"), "w") as handle:
         json.dump({"opts": opts}, handle)
     epochs = int(opts["epoch_iter"]["num_epochs"])
     lr = float(opts["model_param"]["base_learning_rate"])
@@ -68,8 +87,13 @@ def main() -> int:
         done, records = state["epochs_done"], state["records"]
         print(f"contract trial: resumed from {os.path.realpath(checkpoint)} after {done} epoch(s)", file=sys.stderr)
     _rewrite(metrics, records)
+    hold = param.get("contract_hold_file")   # wait for this file before training (tests that need overlap)
+    while hold and not os.path.exists(hold) and not stop_requested:
+        time.sleep(0.02)
     for epoch in range(done, epochs):
         progress = epoch
+        with _open(os.path.join(args.run_dir, "contract_epochs"), "a") as handle:
+            handle.write(f"{epoch}\n")    # every epoch begun, for tests that count work lost to kills
         _spend(seconds, busy)
         loss = curve(lr, decay, epoch + 1)
         for kind in ("interval", "epoch"):
@@ -77,7 +101,7 @@ def main() -> int:
                       "epochs": float(epoch + 1), "lr": lr, "wall_time": 0.0, "test_loss": loss,
                       "test_accuracy_top1": 1.0 - loss / 4.0}
             records.append(record)
-            with open(metrics, "a", encoding="utf-8") as handle:
+            with _open(metrics, "a") as handle:
                 handle.write(json.dumps(record) + "\n")
         _write_checkpoint(checkpoint, epoch + 1, records)
         if (stop_requested or preempt) and epoch + 1 < epochs:
@@ -85,9 +109,9 @@ def main() -> int:
                 print(f"contract trial: SIGTERM at {stop_time!r} in epoch {epochs_at_stop + 1}, stopped after "
                       f"epoch {epoch + 1}", file=sys.stderr)
             return 75
-    with open(os.path.join(args.run_dir, "results.json"), "w", encoding="utf-8") as handle:
+    with _open(os.path.join(args.run_dir, "results.json"), "w") as handle:
         json.dump({"metrics": {"test_loss": [r["test_loss"] for r in records]}}, handle)
-    with open(os.path.join(args.run_dir, "contract_times.json"), "w", encoding="utf-8") as handle:
+    with _open(os.path.join(args.run_dir, "contract_times.json"), "w") as handle:
         json.dump({"began": began, "finished": time.time()}, handle)
     return 0
 
@@ -95,7 +119,7 @@ def main() -> int:
 def _count_attempt(run_dir: str) -> int:
     path = os.path.join(run_dir, "contract_attempts")
     count = int(open(path).read()) + 1 if os.path.isfile(path) else 1
-    with open(path, "w", encoding="utf-8") as handle:
+    with _open(path, "w") as handle:
         handle.write(str(count))
     return count
 
@@ -124,19 +148,22 @@ def _request_stop(signum, frame) -> None:
 
 def _rewrite(path: str, records: list[dict]) -> None:
     tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
+    with _open(tmp, "w") as handle:
         handle.writelines(json.dumps(r) + "\n" for r in records)
+    fence.check(os.path.basename(path))
     os.replace(tmp, path)
 
 
 def _write_checkpoint(path: str, done: int, records: list[dict]) -> None:
     tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
+    with _open(tmp, "w") as handle:
         json.dump({"epochs_done": done, "records": records}, handle)
+    fence.check(os.path.basename(path))
     os.replace(tmp, path)
     # the `last` pointer of playground's checkpoint folder, which `sweep continue` follows
     pointer = os.path.join(os.path.dirname(path), "checkpoints", "last")
     if not os.path.islink(pointer):
+        fence.check("checkpoints/last")
         os.makedirs(os.path.dirname(pointer), exist_ok=True)
         os.symlink(os.path.join("..", os.path.basename(path)), pointer)
 
