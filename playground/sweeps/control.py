@@ -29,9 +29,9 @@ def pause(sweep_dir: str) -> int:
     running = trials_in(folder, "running")
     agents = agents_maybe_alive(folder.control)
     if agents:
-        print(f"paused {folder.root}: the agents working on it ({', '.join(agents)}) claim nothing new and stop the "
+        print(f"paused {folder.root}: its agents ({', '.join(agents)}) claim nothing new; the sweep stops its "
               f"{len(running)} running trial(s) after a checkpoint (SIGTERM; each exits 75 and is marked paused), "
-              f"then exit 75")
+              f"then its agents exit 75")
     else:
         print(f"paused {folder.root}: no agent works on it now; until `playground sweep resume "
               f"{folder.root}`, a `sweep run` on it says it is paused and exits 75")
