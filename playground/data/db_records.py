@@ -106,18 +106,29 @@ class DbRecords:
 
     def read(self, index: int) -> ImageRecord:
         """Record `index`; raises RecordReadError naming the database and key when it is missing or malformed."""
+        return self._record(index, mapped=False)
+
+    def read_mapped(self, index: int) -> ImageRecord:
+        """Record `index` without copying its image: the payload is a memoryview of the mapped database, valid
+        until close() (use it before then); the extra fields are not parsed. Errors as read()."""
+        return self._record(index, mapped=True)
+
+    def read_value(self, index: int) -> bytes | None:
+        """The raw value bytes of record `index` (for benchmarks and tools)."""
+        value = self._transaction().get(self.key(index))
+        return None if value is None else bytes(value)
+
+    def _record(self, index: int, mapped: bool) -> ImageRecord:
         key = self.key(index)
         value = self._transaction().get(key)
         if value is None:
             raise RecordReadError(f"{self.path}: record {key.decode(errors='replace')!r} is missing")
         try:
-            return unpack_record(value) if self.kind == PLAYGROUND else datum_to_record(parse_datum(value))
+            if self.kind == PLAYGROUND:
+                return unpack_record(value if mapped else bytes(value), extra=not mapped)
+            return datum_to_record(parse_datum(bytes(value)))
         except RecordError as err:
             raise RecordReadError(f"{self.path}: record {key.decode(errors='replace')!r}: {err}") from None
-
-    def read_value(self, index: int) -> bytes | None:
-        """The raw value bytes of record `index` (for benchmarks and tools)."""
-        return self._transaction().get(self.key(index))
 
     def close(self) -> None:
         """End this object's read transaction (the process's handle stays open for other readers)."""
@@ -132,7 +143,8 @@ class DbRecords:
 
     def _transaction(self) -> lmdb.Transaction:
         if self._pid != os.getpid():   # first read in this process, or in a forked child
-            self._txn = process_environment(self.path).begin(buffers=False)
+            # Values come as memoryviews of the mapped file: read_mapped hands the image to the decoder uncopied.
+            self._txn = process_environment(self.path).begin(buffers=True)
             self._pid = os.getpid()
         return self._txn
 

@@ -8,8 +8,9 @@ worker cycles through a ring of such buffers instead of faulting in fresh pages 
 
 `batch_to_device` (called by playground/data/batch_stream.py in the training process) moves the uint8 batch to
 the device (non-blocking from pinned memory on CUDA) and turns it into the float32 NxCxHxW batch the network takes:
-each value (pixel / 255 - mean[c]) / std[c], RGB order, computed as pixel * scale[c] + offset[c] with one
-addcmul, the same arithmetic collation did per image before. The defaults are ImageNet's RGB mean and std.
+each value (pixel / 255 - mean[c]) / std[c], RGB order, computed as pixel * scale[c] + offset[c] (one addcmul on
+a GPU; on the CPU, OpenCV splits each image into planes and writes each plane's affine map into the output,
+equal to the addcmul up to float rounding). The defaults are ImageNet's RGB mean and std.
 
 Records skipped under input.bad_record "skip" arrive as SkippedRecord and are counted: the collate function
 returns (images, labels, skipped), the form playground/data/batch_stream.py sums per epoch.
@@ -19,16 +20,16 @@ from __future__ import annotations
 import math
 from typing import Callable, NamedTuple, Sequence
 
+import cv2
 import numpy as np
 import torch
 from torch.utils.data import get_worker_info
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
-# On a CPU, normalising a whole 64-image batch in one addcmul ran 3x slower than in groups of two images
-# (the uint8 -> float32 transpose of a 38 MiB result leaves the cache); on CUDA the whole batch is one kernel.
-_CPU_GROUP = 2
 _OUTPUT_SLOTS = 2   # float batches the training process reuses on the CPU (the loop keeps only the current one)
+# A received worker buffer not seen again within this many batches (plus twice the number held) is let go.
+_HOLD_SLACK = 16
 
 
 class ImageSample(NamedTuple):
@@ -65,9 +66,14 @@ class ImageBatcher:
         self._ring: list[torch.Tensor] = []
         self._turn = 0
         self._outputs: list[torch.Tensor] = []   # the training process's float batches on the CPU
+        self._planes = np.empty(0, np.uint8)     # one image's uint8 planes, reused by the CPU normalisation
+        self._held: dict[int, tuple[int, torch.UntypedStorage]] = {}   # data_ptr -> (batch seen, storage)
+        self._received = 0
         std_t = torch.tensor(std, dtype=torch.float32).view(channels, 1, 1)
         self._scale = 1.0 / (255.0 * std_t)
         self._offset = -torch.tensor(mean, dtype=torch.float32).view(channels, 1, 1) / std_t
+        scale, offset = self._scale.flatten().tolist(), self._offset.flatten().tolist()
+        self._affine = list(zip(scale, offset))  # the CPU normalisation's per-channel (scale, offset)
         self._constants: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
 
     def __call__(self, samples: Sequence[ImageSample | SkippedRecord] | FilledBatch
@@ -83,6 +89,12 @@ class ImageBatcher:
             np.copyto(slot, sample.pixels.reshape(slot.shape))
         labels = torch.tensor([s.label for s in kept], dtype=torch.int64)
         return images, labels, len(samples) - len(kept)
+
+    def __getstate__(self) -> dict:
+        """Buffers and device constants stay in the process that made them (a spawned worker gets none)."""
+        state = dict(self.__dict__)
+        state.update(_ring=[], _turn=0, _outputs=[], _held={}, _received=0, _constants={})
+        return state
 
     def fill(self, count: int, height: int, width: int,
              make: Callable[[int, np.ndarray], int | SkippedRecord]) -> FilledBatch:
@@ -106,26 +118,40 @@ class ImageBatcher:
                         ) -> tuple[torch.Tensor, torch.Tensor]:
         """(uint8 NxHxWxC, labels) -> (normalised float32 NxCxHxW, labels) on `device`; in the training process."""
         images, labels = batch
+        if self._slots and images.device.type == "cpu" and images.is_shared():
+            self._hold(images)
         return self.normalise(images.to(device, non_blocking=True)), labels.to(device, non_blocking=True)
 
     def normalise(self, images: torch.Tensor, reuse: bool = True) -> torch.Tensor:
         """uint8 NxHxWxC -> float32 NxCxHxW on the same device; on the CPU into a reused buffer if `reuse`."""
         chw = images.permute(0, 3, 1, 2)
-        scale, offset = self._on(images.device)
         if images.device.type != "cpu":
+            scale, offset = self._on(images.device)
             return torch.addcmul(offset, chw, scale)
         out = self._output(tuple(chw.shape)) if reuse and self._slots else torch.empty(chw.shape)
-        # One thread: a parallel op leaves the training process's OpenMP threads spinning for their next task,
-        # which cost 10x the conversion itself in CPU time (benchmarks/README.md) while the loop waits for data.
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            for start in range(0, len(out), _CPU_GROUP):
-                group = slice(start, start + _CPU_GROUP)
-                torch.addcmul(offset, chw[group], scale, out=out[group])
-        finally:
-            torch.set_num_threads(threads)
+        self._normalise_cpu(images.numpy(), out.numpy())
         return out
+
+    def _normalise_cpu(self, images: np.ndarray, out: np.ndarray) -> None:
+        """Write the normalised NxCxHxW `out` of the uint8 NxHxWxC `images`, one image at a time (in cache).
+
+        On the calling thread: torch's parallel ops left the training process's OpenMP threads spinning between
+        batches, which cost 10x the work itself (benchmarks/README.md). OpenCV splits an image into planes (a
+        quarter of the bytes of the float result) and maps each plane straight into its output plane; torch's
+        addcmul with the HWC -> CHW transpose took half as long again (benchmarks/README.md).
+        """
+        if self.channels == 1:
+            for image, target in zip(images, out):
+                _affine_plane(image[..., 0], self._affine[0], target[0])
+            return
+        height, width = images.shape[1:3]
+        if self._planes.shape != (3, height, width):
+            self._planes = np.empty((3, height, width), np.uint8)
+        planes = list(self._planes)
+        for image, target in zip(images, out):
+            cv2.split(np.ascontiguousarray(image), planes)
+            for plane, affine, result in zip(planes, self._affine, target):
+                _affine_plane(plane, affine, result)
 
     def one(self, sample: ImageSample) -> torch.Tensor:
         """The CxHxW float tensor of a single sample (fresh memory)."""
@@ -139,6 +165,21 @@ class ImageBatcher:
         batches (the loop works on one batch at a time).
         """
         self._slots = slots
+
+    def _hold(self, images: torch.Tensor) -> None:
+        """Keep the worker's shared buffer a batch arrived in mapped in this process until it stops coming back.
+
+        torch maps a received shared buffer anew (a page fault per 4 KiB on the first read) unless this process
+        still holds it: a worker's ring then arrives as the same few mappings, which saved about 0.03 ms per
+        224-pixel image. A buffer not received again within twice as many batches as are held (plus a margin)
+        is let go, so a ring a worker replaced is not kept alive.
+        """
+        self._received += 1
+        storage = images.untyped_storage()
+        self._held[storage.data_ptr()] = (self._received, storage)
+        horizon = self._received - 2 * len(self._held) - _HOLD_SLACK
+        for key in [k for k, (seen, _) in self._held.items() if seen < horizon]:
+            del self._held[key]
 
     def _on(self, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
         if device not in self._constants:
@@ -166,6 +207,12 @@ class ImageBatcher:
         buffer = self._ring[self._turn % len(self._ring)]
         self._turn += 1
         return buffer[:shape[0]]     # a short last batch uses the front of a full buffer
+
+
+def _affine_plane(plane: np.ndarray, affine: tuple[float, float], out: np.ndarray) -> None:
+    """out = plane * scale + offset in float32 (plane HxW uint8, out HxW float32, both contiguous)."""
+    scale, offset = affine
+    cv2.addWeighted(plane, scale, plane, 0.0, offset, dst=out, dtype=cv2.CV_32F)
 
 
 def all_failed(samples: Sequence[ImageSample | SkippedRecord]) -> RuntimeError:

@@ -120,15 +120,16 @@ class LmdbImageDataset(Dataset):
             augment_into(decode_pixels(record, self.channels), self.spec, rng, out)
             return record.label
 
-        return self._read(index, write)
+        return self._read(index, write, mapped=True)
 
-    def _read(self, index: int, use: Callable[[ImageRecord], T]) -> T | SkippedRecord:
+    def _read(self, index: int, use: Callable[[ImageRecord], T], mapped: bool = False) -> T | SkippedRecord:
         """`use(record)` of record `index`; a record that cannot be read or decoded raises RecordReadError naming
-        the database and key, or with bad_record "skip" becomes a SkippedRecord."""
+        the database and key, or with bad_record "skip" becomes a SkippedRecord. `mapped`: the record's payload
+        is a view of the database's memory (no copy), valid only during `use`."""
         if self._process != os.getpid():
             self._enter_process()
         try:
-            record = self.records.read(index)
+            record = self.records.read_mapped(index) if mapped else self.records.read(index)
             self._check_label(index, record.label)
             return use(record)
         except (RecordError, cv2.error) as err:

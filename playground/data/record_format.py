@@ -77,8 +77,12 @@ def is_playground_record(value: bytes) -> bool:
     return value[:4] == MAGIC
 
 
-def unpack_record(value: bytes) -> ImageRecord:
-    """Parse a record's value; raises RecordError when it is truncated or of an unknown version."""
+def unpack_record(value: bytes | memoryview, extra: bool = True) -> ImageRecord:
+    """Parse a record's value; raises RecordError when it is truncated or of an unknown version.
+
+    From a memoryview the payload is a view of the same memory (no copy); `extra=False` leaves the extra fields
+    unparsed (an empty dict), for readers that only want the image.
+    """
     if len(value) < HEADER_SIZE:
         raise RecordError(f"the record is {len(value)} bytes, shorter than the {HEADER_SIZE}-byte header")
     magic, version, encoding, channels, _, label, height, width, extra_size = _HEADER.unpack_from(value)
@@ -92,12 +96,12 @@ def unpack_record(value: bytes) -> ImageRecord:
     start = HEADER_SIZE + extra_size
     if start > len(value):
         raise RecordError(f"the extra fields ({extra_size} bytes) run past the end of the record")
-    extra = _parse_extra(value[HEADER_SIZE:start]) if extra_size else {}
+    fields = _parse_extra(bytes(value[HEADER_SIZE:start])) if extra_size and extra else {}
     payload = value[start:]
     if encoding == RAW_HWC and len(payload) != height * width * channels:
         raise RecordError(f"raw pixels: {len(payload)} bytes, expected {height}x{width}x{channels}")
     return ImageRecord(label=label, payload=payload, encoding=encoding, height=height, width=width,
-                       channels=channels, extra=extra)
+                       channels=channels, extra=fields)
 
 
 def pack_meta(count: int, class_names: list[str], **fields: Any) -> bytes:
