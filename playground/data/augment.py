@@ -41,7 +41,9 @@ class AugmentSpec:
 
 
 def sample_rng(seed: int, data_pass: int, index: int) -> np.random.Generator:
-    """The random generator of record `index` in data pass `data_pass`: depends on these three numbers only."""
+    """The random generator of record `index` in data pass `data_pass`: depends on these three numbers only.
+
+    The loader's workers get the same generators faster from sample_seeds.ReseededGenerator."""
     return np.random.default_rng([seed, data_pass, index])
 
 

@@ -23,12 +23,13 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
-from playground.data.augment import AugmentSpec, augment_into, sample_rng
+from playground.data.augment import AugmentSpec, augment_into
 from playground.data.db_records import CAFFE, DbRecords, RecordReadError
 from playground.data.image_batch import (IMAGENET_MEAN, IMAGENET_STD, FilledBatch, ImageBatcher, ImageSample,
                                          SkippedRecord)
 from playground.data.image_decode import decode_pixels
 from playground.data.record_format import ENCODED, ImageRecord, RecordError
+from playground.data.sample_seeds import ReseededGenerator
 
 T = TypeVar("T")
 
@@ -56,6 +57,7 @@ class LmdbImageDataset(Dataset):
             self.collate_fn: ImageBatcher = GpuJpegBatcher(spec, seed, self.describe, channels, mean, std)
         else:
             self.collate_fn = ImageBatcher(channels, mean, std)
+        self._random = ReseededGenerator()   # augment.sample_rng's generators, reseeded in place
         self._process = -1
         single_threaded_opencv()
 
@@ -116,7 +118,7 @@ class LmdbImageDataset(Dataset):
     def _write(self, index: int, data_pass: int, out: np.ndarray) -> int | SkippedRecord:
         """Write record `index`, augmented as in pass `data_pass`, into `out`; its label, or the SkippedRecord."""
         def write(record: ImageRecord) -> int:
-            rng = sample_rng(self.seed, data_pass, index) if self.spec.is_train else None
+            rng = self._random.for_sample(self.seed, data_pass, index) if self.spec.is_train else None
             augment_into(decode_pixels(record, self.channels), self.spec, rng, out)
             return record.label
 
