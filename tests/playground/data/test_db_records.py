@@ -74,3 +74,16 @@ def test_pickling_leaves_the_handle_behind_and_several_readers_share_one_per_pro
         os._exit(0 if first.read(1).label == 0 else 1)
     assert os.waitpid(pid, 0)[1] == 0
     assert first.read(0).label == 0
+
+
+def test_a_mapped_read_gives_the_records_image_uncopied_and_the_same_errors(tmp_path):
+    db = make_image_lmdb(tmp_path, classes=1, per_class=3)
+    records = DbRecords(str(db))
+    copied, mapped = records.read(2), records.read_mapped(2)
+    assert isinstance(mapped.payload, memoryview) and bytes(mapped.payload) == copied.payload
+    assert (mapped.label, mapped.encoding) == (copied.label, copied.encoding)
+    assert copied.extra["source"].endswith(".png") and mapped.extra == {}   # the training path skips extras
+    bad = make_image_lmdb(tmp_path, classes=1, per_class=3, name="bad")
+    corrupt_record(bad, record_key(1), b"PGIM\x01")
+    with pytest.raises(RecordReadError, match=f"{bad}: record '0000000001': the record is 5 bytes"):
+        DbRecords(str(bad)).read_mapped(1)

@@ -63,3 +63,21 @@ def test_reused_cpu_output_buffers_alternate_so_the_previous_batch_stays_intact(
     first, second, third = (batcher.normalise(raw + k) for k in range(3))
     assert first.data_ptr() == third.data_ptr() != second.data_ptr()
     assert torch.equal(second, batcher.normalise(raw + 1, reuse=False))
+
+
+def test_received_shared_buffers_stay_mapped_while_they_recur_and_are_let_go_when_they_stop():
+    from torch.multiprocessing.reductions import StorageWeakRef
+
+    batcher = ImageBatcher(3)
+    batcher.reuse_buffers(6)
+    labels = torch.zeros(2, dtype=torch.int64)
+    old = torch.zeros(2, 4, 4, 3, dtype=torch.uint8).share_memory_()
+    old_ref = StorageWeakRef(old.untyped_storage())
+    batcher.batch_to_device((old, labels), CPU)
+    del old
+    assert not old_ref.expired()          # held: a worker sending it again finds it still mapped here
+    ring = [torch.zeros(2, 4, 4, 3, dtype=torch.uint8).share_memory_() for _ in range(3)]
+    for step in range(60):                # the worker's ring now; the old buffer never comes back
+        batcher.batch_to_device((ring[step % 3], labels), CPU)
+    assert old_ref.expired()
+    assert all(not StorageWeakRef(buffer.untyped_storage()).expired() for buffer in ring)
