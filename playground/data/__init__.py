@@ -8,6 +8,7 @@
     lmdb_build.py      make-lmdb's work: sources -> split -> checked records -> databases
     image_decode.py    record -> RGB (or gray) pixels with OpenCV
     augment.py         crops, resizing, mirror; random choices from (seed, pass, index)
+    sample_seeds.py    those per-image generators, reseeded in place (numpy's seeding, computed directly)
     color_augment.py   brightness/contrast/saturation jitter and PCA lighting noise
     image_batch.py     collation into one preallocated, normalised batch tensor
     lmdb_dataset.py    the torch Dataset the input component hands to the framework
