@@ -8,6 +8,7 @@
   playground sweep pause DIR | resume DIR              stop running trials after a checkpoint / allow them again
   playground sweep continue DIR ID --set KEY=VALUE     a new trial continuing trial ID from its latest checkpoint
   playground sweep submit DIR [--spec SPEC] --slurm   one sbatch job array of agents, submitted, returned from
+  playground sweep serve DIR [--host H] [--port P]     serve the study to agents on other hosts (gRPC proxy)
 
 Exit codes: 0 done, 2 unusable spec, upf or opts (nothing was started), 75 stopped (re-run to continue).
 """
@@ -32,6 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--test", action="store_true",
                      help="run the whole machinery on one tiny trial in a temporary folder and check the objective")
     run.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_storage_argument(run)
     agent = sub.add_parser(
         "agent", help="work on an existing sweep as one more agent (another host, a Slurm array task)",
         description="Work on an existing sweep folder as one more agent: N slots that claim trials until the "
@@ -41,9 +43,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                     "host) is adopted and resumes its own run folder. Exit codes as `sweep run`.")
     agent.add_argument("sweep_dir", metavar="DIR", help="the sweep folder (created by `sweep run` or `sweep submit`)")
     agent.add_argument("--workers", type=int, default=1, metavar="N", help="agent slots in this process (default 1)")
-    agent.add_argument("--storage", metavar="URL", help="the study's storage when it is not the folder's journal "
-                       "(as given to `sweep run`)")
+    add_storage_argument(agent)
     agent.add_argument("--quiet", action="store_true", help="no progress lines")
+    serve = sub.add_parser("serve", help="serve the sweep's journal to agents on other hosts (gRPC proxy)",
+                           description="Serve DIR's study journal to agents on other hosts through Optuna's gRPC "
+                           "storage proxy, as the journal's single writer; prints the URL to give them "
+                           "(--storage grpc://host:port) and records it in DIR/control/serve.json.")
+    serve.add_argument("sweep_dir", metavar="DIR")
+    serve.add_argument("--host", default="0.0.0.0", help="address to listen on (default: every interface)")
+    serve.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one)")
     preview = sub.add_parser("preview", help="show the planned trials without running anything",
                              description="Show the planned grid, the ASHA brackets x rungs x trials, or the space.")
     preview.add_argument("spec", metavar="SPEC")
@@ -91,6 +99,26 @@ def _add_submit(sub: argparse._SubParsersAction) -> None:
     submit.add_argument("--dry-run", action="store_true", help="print the script; write and submit nothing")
 
 
+def add_storage_argument(parser: argparse.ArgumentParser) -> None:
+    """--storage URL, for every command that opens a sweep's study (run, agent)."""
+    parser.add_argument("--storage", metavar="URL",
+                        help="where the study lives: journal (the file in the sweep folder, default), "
+                             "postgresql://user@host:port/db (password from PGPASSWORD or ~/.pgpass), or "
+                             "grpc://host:port (a `playground sweep serve`); default: the spec's storage, else "
+                             "the one the sweep began with")
+
+
+def _check_storage_argument(args: argparse.Namespace) -> None:
+    """A bad --storage stops before anything runs (exit 2)."""
+    if args.storage:
+        from playground.sweeps.errors import SweepError
+        from playground.sweeps.storage_url import parse_storage
+        try:
+            parse_storage(args.storage)
+        except ValueError as err:
+            raise SweepError(f"--storage: {err}") from None
+
+
 def main(args: argparse.Namespace) -> int:
     from playground.options.layers import OptsError  # SweepError is one
     try:
@@ -113,6 +141,9 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.sweep_command == "continue":
         from playground.sweeps.warm_start import continue_trial
         return continue_trial(args.sweep_dir, args.trial, args.sets)
+    if args.sweep_command == "serve":
+        from playground.sweeps.serve import serve
+        return serve(args.sweep_dir, args.host, args.port)
     if args.sweep_command in ("pause", "resume"):
         from playground.sweeps import control
         return getattr(control, args.sweep_command)(args.sweep_dir)
@@ -149,13 +180,14 @@ def _run(args: argparse.Namespace) -> int:
                        raw={**spec.raw, "restart_file": os.path.abspath(args.restart_file)})
     if args.workers is not None and args.workers < 1:
         raise SweepError("--workers must be at least 1")
+    _check_storage_argument(args)
     if args.test:
         from playground.sweeps.selftest import self_test
         return self_test(spec)
     prepared = prepare_sweep(spec)
     workers = args.workers or spec.searcher.get("max_concurrent_trials") or 1
     sweep_dir = args.sweep_dir or os.path.join("sweeps", spec.name)
-    return run_sweep(prepared, sweep_dir, workers, quiet=args.quiet)
+    return run_sweep(prepared, sweep_dir, workers, quiet=args.quiet, storage=args.storage)
 
 
 def _agent(args: argparse.Namespace) -> int:
@@ -163,6 +195,5 @@ def _agent(args: argparse.Namespace) -> int:
     from playground.sweeps.runner import run_agent
     if args.workers < 1:
         raise SweepError("--workers must be at least 1")
-    if args.storage not in (None, "auto", "journal"):
-        raise SweepError(f"--storage {args.storage}: this version keeps the study in the sweep folder's journal")
-    return run_agent(args.sweep_dir, args.workers, quiet=args.quiet)
+    _check_storage_argument(args)
+    return run_agent(args.sweep_dir, args.workers, quiet=args.quiet, storage=args.storage)

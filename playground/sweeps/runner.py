@@ -26,14 +26,18 @@ from playground.sweeps.folder import SweepFolder
 from playground.sweeps.heartbeat import AgentId, Heartbeat, agents_maybe_alive, heartbeat_path, read_heartbeats
 from playground.sweeps.prepare import PreparedSweep, prepare_sweep, resumed_sweep
 from playground.sweeps.spec import SweepSpec, agent_settings, parse_spec
+from playground.sweeps.storage_url import JOURNAL
+from playground.sweeps.storages import locate
 from playground.sweeps.study import budget, counted, initialize, load_study
 from playground.sweeps.summary import write_summary
 
 EXIT_STOPPED = 75
 
 
-def run_sweep(prepared: PreparedSweep, sweep_dir: str, workers: int, quiet: bool = False) -> int:
-    """`sweep run`: create or check the sweep folder and its study, then work on it as one agent."""
+def run_sweep(prepared: PreparedSweep, sweep_dir: str, workers: int, quiet: bool = False,
+              storage: str | None = None) -> int:
+    """`sweep run`: create or check the sweep folder and its study, then work on it as one agent. `storage`:
+    --storage URL (default: the spec's `storage`, else what sweep.json recorded, else the journal)."""
     spec = prepared.spec
     folder = SweepFolder(sweep_dir)
     lock = init_lock(folder)
@@ -42,12 +46,12 @@ def run_sweep(prepared: PreparedSweep, sweep_dir: str, workers: int, quiet: bool
             folder.check_same_sweep(spec.raw, spec.identity())
         else:
             folder.write_spec(spec.raw, spec.identity())
-        return _agent(prepared, folder, workers, quiet, lock)
+        return _agent(prepared, folder, workers, quiet, lock, storage=storage or prepared.spec.storage)
     finally:
         lock.close()
 
 
-def run_agent(sweep_dir: str, workers: int, quiet: bool = False) -> int:
+def run_agent(sweep_dir: str, workers: int, quiet: bool = False, storage: str | None = None) -> int:
     """`sweep agent DIR`: work on an existing sweep as one more agent (the spec comes from DIR/sweep.json)."""
     folder = SweepFolder(sweep_dir)
     spec = parse_spec(folder.read_spec()["spec"], folder.root, origin=folder.spec_file)
@@ -55,8 +59,8 @@ def run_agent(sweep_dir: str, workers: int, quiet: bool = False) -> int:
     lock = init_lock(folder)
     try:
         if light is None:
-            return _agent(prepare_sweep(spec), folder, workers, quiet, lock)
-        return _agent(light, folder, workers, quiet, lock, prepare=lambda: prepare_sweep(spec))
+            return _agent(prepare_sweep(spec), folder, workers, quiet, lock, storage=storage)
+        return _agent(light, folder, workers, quiet, lock, prepare=lambda: prepare_sweep(spec), storage=storage)
     finally:
         lock.close()
 
@@ -71,13 +75,14 @@ def init_lock(folder: SweepFolder) -> IO:
 
 
 def _agent(prepared: PreparedSweep, folder: SweepFolder, workers: int, quiet: bool, lock: IO,
-           prepare: Callable[[], PreparedSweep] | None = None) -> int:
+           prepare: Callable[[], PreparedSweep] | None = None, storage: str | None = None) -> int:
     """One agent process on `folder`, started under the init `lock`. `prepare`: `prepared` is resumed_sweep's
     (nothing validated); prepare() validates and plans, needed only when the study lacks its planned trials."""
     spec = prepared.spec
     heartbeat_seconds, grace = agent_settings(spec.raw)
     me = AgentId.this_process()
-    _clear_stale_journal_lock(folder, me)
+    if locate(folder, storage).storage.kind == JOURNAL:
+        _clear_stale_journal_lock(folder, me)   # never under a `sweep serve`, the journal's writer then
     if spec.searcher_name == "adaptive_asha":
         _refuse_a_second_asha_agent(folder, me)
     coordinators: list[Coordinator] = []
@@ -85,7 +90,7 @@ def _agent(prepared: PreparedSweep, folder: SweepFolder, workers: int, quiet: bo
                           lambda: coordinators[0].trials() if coordinators else [])
     heartbeat.start()
     try:
-        study = load_study(folder, spec.searcher, spec.objectives, create=True)
+        study = load_study(folder, spec.searcher, spec.objectives, create=True, storage=storage)
         if prepare is not None and not study.user_attrs.get("initialized"):
             prepared = prepare()     # the first agent of a submitted sweep: checks and plans every trial
             spec = prepared.spec

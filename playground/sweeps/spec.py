@@ -19,6 +19,7 @@ from playground.sweeps.errors import SweepError
 from playground.sweeps.heartbeat import DEFAULT_HEARTBEAT_SECONDS
 from playground.sweeps.lease import DEFAULT_GRACE_SECONDS
 from playground.sweeps.space import Param, parse_space
+from playground.sweeps.storage_url import parse_storage, redact
 
 SEARCHERS = ("single", "grid", "upf", "random", "tpe", "gp", "cmaes", "adaptive_asha", "hyperband")
 ASHA_MODES = ("aggressive", "standard", "conservative")
@@ -31,6 +32,7 @@ BUDGET_KEYS = ("max_trials", "max_concurrent_trials")
 RETRY_KEYS = ("max_restarts", "log_policies")    # may change on resume: how failures are retried, not what runs
 AGENT_KEYS = {"heartbeat_seconds": DEFAULT_HEARTBEAT_SECONDS,   # `agents:`, may change on resume too
               "grace_seconds": DEFAULT_GRACE_SECONDS}
+ACCESS_KEYS = ("storage",)      # how the study is reached (a restarted proxy's new port), not what runs
 DEFAULT_MAX_RESTARTS = 5                          # Determined's default
 
 
@@ -85,7 +87,7 @@ def identity_part(raw: dict) -> dict:
     part = copy.deepcopy(raw)
     for key in BUDGET_KEYS:
         part.get("searcher", {}).pop(key, None)
-    for key in (*RETRY_KEYS, "agents"):
+    for key in (*RETRY_KEYS, "agents", *ACCESS_KEYS):
         part.pop(key, None)
     return part
 
@@ -182,9 +184,12 @@ def parse_spec(data: dict, root: str, origin: str = "the spec") -> SweepSpec:
     if not isinstance(slots, int) or slots < 1:
         problems.append(f"{origin}: resources.slots_per_trial must be a positive integer")
     storage = raw.get("storage", "auto")
-    if storage not in ("auto", "journal"):
-        problems.append(f"{origin}: storage {storage!r}: this version keeps the study in a journal file in the sweep "
-                        "folder (auto); PostgreSQL and the gRPC proxy come with multi-host sweeps")
+    try:
+        parse_storage(storage)
+        if isinstance(storage, str):
+            raw["storage"] = redact(storage, mark="")   # sweep.json never holds a password
+    except ValueError as err:
+        problems.append(f"{origin}: {err}")
     max_restarts = raw.get("max_restarts", DEFAULT_MAX_RESTARTS)
     if not isinstance(max_restarts, int) or isinstance(max_restarts, bool) or max_restarts < 0:
         problems.append(f"{origin}: max_restarts must be a whole number >= 0 (failed attempts the whole sweep may "

@@ -1,5 +1,6 @@
-"""The Optuna study of a sweep: its storage (a journal file in the sweep folder), its sampler and pruner, and
-the trials planned up front (grid points, upf lines, restart-file rows), enqueued exactly once.
+"""The Optuna study of a sweep: its storage (storages.py: the journal file in the sweep folder, PostgreSQL, or the
+`sweep serve` proxy), its sampler and pruner, and the trials planned up front (grid points, upf lines,
+restart-file rows), enqueued exactly once.
 
 Each trial's run settings live in its user attrs: `trial_id` (the folder name) and `sets` (dotted key ->
 value, what the run gets as --set). Rows of a restart file are completed trials marked `imported`; they are
@@ -15,14 +16,13 @@ from playground.sweeps.folder import SweepFolder
 from playground.sweeps.space import Param, constants, grid_points
 from playground.sweeps.spec import Objective, SweepSpec
 
-STUDY_NAME = "sweep"
+STUDY_NAME = "sweep"   # the journal's study; a shared database's has a name of its own (storages.locate)
 
 
 def open_storage(folder: SweepFolder) -> Any:
-    from optuna.storages import JournalStorage
-    from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
-    # The open(O_EXCL) lock works on every local filesystem; a crashed holder's stale lock is broken by optuna.
-    return JournalStorage(JournalFileBackend(folder.journal, lock_obj=JournalFileOpenLock(folder.journal)))
+    """The folder's journal storage (what `sweep summary --rebuild` writes)."""
+    from playground.sweeps.storages import open_journal
+    return open_journal(folder.journal)
 
 
 def make_sampler(searcher: dict) -> Any:
@@ -50,13 +50,33 @@ def make_pruner(searcher: dict) -> Any:
     return optuna.pruners.NopPruner()
 
 
-def load_study(folder: SweepFolder, searcher: dict, objectives: list[Objective], create: bool) -> Any:
+def load_study(folder: SweepFolder, searcher: dict, objectives: list[Objective], create: bool,
+               storage: str | None = None) -> Any:
+    """The sweep's study. `storage`: a URL from --storage (None: the spec's, as sweep.json recorded it, else the
+    journal). Creating records the storage (password removed) and the study name in sweep.json, for every later
+    `sweep status`, `sweep agent` and resumed `sweep run`. An unreachable storage is a SweepError (exit 2)."""
     import optuna
+    from playground.sweeps.storages import locate, open_storage as open_located, record
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    storage = open_storage(folder)
-    kwargs = dict(storage=storage, sampler=make_sampler(searcher), pruner=make_pruner(searcher), study_name=STUDY_NAME)
-    if create and STUDY_NAME not in {s.study_name for s in optuna.get_all_study_summaries(storage)}:
-        return optuna.create_study(directions=[o.direction for o in objectives], **kwargs)
+    stored = folder.read_spec() if folder.exists() else {}
+    location = locate(folder, storage, stored.get("spec", {}).get("name") or "sweep", stored.get("identity", ""))
+    backend = open_located(folder, location.storage)
+    kwargs = dict(storage=backend, sampler=make_sampler(searcher), pruner=make_pruner(searcher),
+                  study_name=location.study_name)
+    try:
+        optuna.load_study(**kwargs)
+        found = True
+    except KeyError:
+        found = False
+    if create and folder.exists():
+        record(folder, location)
+    if create and not found:
+        try:
+            return optuna.create_study(directions=[o.direction for o in objectives], **kwargs)
+        except optuna.exceptions.DuplicatedStudyError:  # another agent created it meanwhile
+            pass
+    elif not found:
+        raise SweepError(f"{folder.root}: no study {location.study_name!r} in {location.storage.shown}")
     return optuna.load_study(**kwargs)
 
 

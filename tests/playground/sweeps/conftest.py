@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import tiny_opts
+from tests.playground.sweeps import pg_cluster
 
 CONTRACT_TRIAL = [sys.executable, str(Path(__file__).resolve().parent / "contract_trial.py")]
 
@@ -40,3 +41,18 @@ def write_spec(tmp_path, base_file):
         path.write_text(json.dumps(spec))
         return path
     return write
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A throwaway PostgreSQL server for the whole session (pg_cluster.Cluster: `.url`, `.pg_ctl("restart")`);
+    the tests that use it are skipped, with the reason, where no server binaries exist."""
+    reason = pg_cluster.skip_reason()
+    if reason:
+        pytest.skip(reason)
+    cluster = pg_cluster.Cluster()
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()

@@ -1,0 +1,115 @@
+"""`playground sweep serve DIR`: the single writer of DIR's journal for agents on other hosts, through Optuna's gRPC
+storage proxy. Prints the URL to give agents (`--storage grpc://host:port`) and records it in DIR/control/serve.json;
+runs until SIGINT/SIGTERM. One server per folder (an flock on control/serve.lock).
+
+Also the client side: `DeadlineProxy`, Optuna's proxy client with a deadline on every call, so a proxy that is
+stopped (SIGSTOP, a hung host) fails the call, to be retried, instead of hanging the agent for ever.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import socket
+import sys
+import time
+from functools import partial
+from typing import Any
+
+from playground.outputs.atomic_files import write_json
+from playground.sweeps.errors import SweepError
+from playground.sweeps.folder import SweepFolder
+
+CALL_DEADLINE_S = 30.0
+
+
+def serve(sweep_dir: str, host: str = "0.0.0.0", port: int = 0) -> int:
+    try:
+        import grpc  # noqa: F401
+    except ImportError:
+        raise SweepError("sweep serve needs grpcio and protobuf, which are an extra: "
+                         "pip install 'playground[grpc]'") from None
+    import threading
+
+    import optuna
+    from optuna.storages._grpc.server import make_server  # run_grpc_proxy_server's own; it gives no stop()
+    from playground.sweeps.storages import open_journal
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    folder = SweepFolder(sweep_dir)
+    os.makedirs(folder.control, exist_ok=True)
+    lock = open(os.path.join(folder.control, "serve.lock"), "a+")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.close()
+        raise SweepError(f"{folder.root}: another `sweep serve` is serving this folder "
+                         f"(see {os.path.join(folder.control, 'serve.json')})") from None
+    port = port or _free_port(host)
+    try:
+        server = make_server(open_journal(folder.journal), host, port)
+        server.start()
+    except RuntimeError as err:  # grpc: the address is taken or not ours
+        lock.close()
+        raise SweepError(f"sweep serve: cannot listen on {host}:{port}: {err}") from None
+    shown_host = socket.getfqdn() if host in ("0.0.0.0", "::", "") else host
+    url = f"grpc://{shown_host}:{port}"
+    write_json(os.path.join(folder.control, "serve.json"),
+               {"url": url, "host": host, "port": port, "pid": os.getpid(), "hostname": socket.gethostname(),
+                "journal": folder.journal, "started": time.time()})
+    print(f"serving {folder.journal} at {url}\n"
+          f"agents: playground sweep agent {folder.root} --storage {url}\n"
+          f"        playground sweep run SPEC --sweep-dir {folder.root} --storage {url}", flush=True)
+    stopping = threading.Event()
+
+    def stop(_signum: int, _frame: Any) -> None:
+        stopping.set()
+
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while not stopping.wait(0.5):
+            pass
+        # calls in flight finish and get their replies; agents retry the rest against the next server
+        server.stop(grace=5).wait()
+        print(f"sweep serve {folder.root}: stopped", file=sys.stderr, flush=True)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        lock.close()
+    return 0
+
+
+def _free_port(host: str) -> int:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.bind((host if host not in ("0.0.0.0", "") else "", 0))
+        return probe.getsockname()[1]
+
+
+def _with_deadline(stub: Any, seconds: float) -> Any:
+    """The stub's calls, each with `timeout=seconds` unless given."""
+    class Stub:
+        def __getattr__(self, name: str) -> Any:
+            return partial(getattr(stub, name), timeout=seconds)
+    return Stub()
+
+
+def _proxy_class() -> type:
+    from optuna.storages import GrpcStorageProxy
+    from optuna.storages._grpc.client import GrpcClientCache
+
+    class DeadlineProxy(GrpcStorageProxy):
+        """Optuna's client, each call bounded by PLAYGROUND_STORAGE_CALL_S (default 30 s)."""
+
+        def _setup(self) -> None:
+            super()._setup()
+            self._stub = _with_deadline(self._stub, float(os.environ.get("PLAYGROUND_STORAGE_CALL_S",
+                                                                         CALL_DEADLINE_S)))
+            self._cache = GrpcClientCache(self._stub)
+    return DeadlineProxy
+
+
+def DeadlineProxy(host: str, port: int) -> Any:  # noqa: N802  a class built on first use (grpc is an extra)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # optuna marks the proxy experimental
+        return _proxy_class()(host=host, port=port)
