@@ -26,6 +26,7 @@ from playground.sweeps.errors import SweepError
 TOKEN_ATTR = "playground:create_token"
 FIRST_WAIT_S = 0.5
 MAX_WAIT_S = 8.0
+SETTLE_S = 1.0
 
 
 class StorageUnavailable(SweepError):
@@ -33,15 +34,17 @@ class StorageUnavailable(SweepError):
 
 
 def postgres_transient(err: BaseException) -> bool:
-    """A lost connection or a server that does not answer (not a bad statement)."""
-    import sqlalchemy.exc
+    """A lost connection or a server that does not answer (starting up, shutting down), not a bad statement."""
+    import sqlalchemy.exc as sa
     from optuna.exceptions import StorageInternalError
-    if isinstance(err, StorageInternalError):
+    if isinstance(err, StorageInternalError):   # optuna wraps every SQLAlchemy error in a session in this
         err = err.__cause__ or err
-    if isinstance(err, sqlalchemy.exc.DBAPIError) and err.connection_invalidated:
+    if isinstance(err, sa.DBAPIError) and err.connection_invalidated:
         return True
-    return isinstance(err, (sqlalchemy.exc.OperationalError, sqlalchemy.exc.InterfaceError,
-                            sqlalchemy.exc.DisconnectionError, ConnectionError))
+    if isinstance(err, (sa.DataError, sa.IntegrityError, sa.ProgrammingError)):
+        return False
+    return isinstance(err, (sa.OperationalError, sa.InterfaceError, sa.DisconnectionError, sa.PendingRollbackError,
+                            sa.InternalError, ConnectionError))
 
 
 def grpc_transient(err: BaseException) -> bool:
@@ -59,38 +62,34 @@ class RetryingStorage(BaseStorage):
     def call(self, name: str, *args: Any, recover: Callable[[BaseException], Any] | None = None, **kwargs: Any) -> Any:
         """backend.name(*args) with retries; `recover(err)`, on a retry, may return the result a lost reply held
         (anything but None) instead of calling again."""
-        waited, wait, attempt = 0.0, FIRST_WAIT_S, 0
+        started, wait, attempt = time.monotonic(), FIRST_WAIT_S, 0
         last: BaseException | None = None
         while True:
-            if attempt and recover is not None and last is not None:
-                try:
-                    found = recover(last)
-                except Exception as err:  # the storage is still away: count it as this try
-                    if not self.transient(err):
-                        raise
-                    found = None
-                if found is not None:
-                    return found
             try:
+                # after a failure, first ask whether it took effect; while the storage cannot even say, the call
+                # is not sent again (a second create queued at a stopped proxy would be a second trial)
+                if attempt and recover is not None:
+                    found = recover(last)
+                    if found is not None:
+                        return found
                 return getattr(self.backend, name)(*args, **kwargs)
             except Exception as err:
-                if attempt and recover is not None and not self.transient(err):
-                    result = _settled(err, recover)
-                    if result is not None:
-                        return result
                 if not self.transient(err):
+                    settled = _settled(err, recover) if attempt and recover is not None else None
+                    if settled is not None:
+                        return settled
                     raise
                 last = err
+            waited = time.monotonic() - started    # calls that timed out count too
             if waited >= self.bound_s:
                 raise StorageUnavailable(f"storage {self.shown} unreachable for {waited:.0f} s "
                                          f"({_brief(last)}); the sweep stops here: re-run it when the storage "
                                          "is back, nothing finished is lost") from None
-            wait = min(wait, self.bound_s - waited) if self.bound_s > waited else wait
+            wait = min(wait, self.bound_s - waited)
             attempt += 1
             print(f"[storage] {self.shown} unreachable ({_brief(last)}); {name}: retry {attempt} in {wait:.1f} s "
                   f"(waited {waited:.1f} of {self.bound_s:.0f} s)", file=sys.stderr, flush=True)
             time.sleep(wait)
-            waited += wait
             wait = min(wait * 2, MAX_WAIT_S)
 
     # -- the calls that are not idempotent by themselves --------------------------------------------------
@@ -107,9 +106,14 @@ class RetryingStorage(BaseStorage):
         template = _tagged(template_trial, token)
 
         def created(_err: BaseException) -> int | None:
-            for trial in reversed(self.backend.get_all_trials(study_id, deepcopy=False)):
-                if trial.system_attrs.get(TOKEN_ATTR) == token:
-                    return trial._trial_id
+            # twice, a moment apart: a create the server had queued while it could not answer lands meanwhile
+            for pause in (0.0, SETTLE_S):
+                time.sleep(pause)
+                for trial in reversed(self.backend.get_all_trials(study_id, deepcopy=False)):
+                    if trial.system_attrs.get(TOKEN_ATTR) == token:
+                        print(f"[storage] {self.shown}: trial {trial.number} was created before the reply was "
+                              "lost; using it, not creating another", file=sys.stderr, flush=True)
+                        return trial._trial_id
             return None
         return self.call("create_new_trial", study_id, template, recover=created)
 

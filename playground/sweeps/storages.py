@@ -108,8 +108,9 @@ def _open_postgres(storage: Storage) -> Any:
     parts = urlsplit(storage.url)
     url = urlunsplit(("postgresql+psycopg",) + tuple(parts)[1:])
     try:
-        # pre_ping: after a server restart the pool's old connections are replaced, not handed out broken
-        rdb = RDBStorage(url, engine_kwargs={"pool_pre_ping": True, "connect_args": {"connect_timeout": 10}})
+        # no pool_pre_ping (a query more per call): after a server restart the first call on an old connection
+        # fails, SQLAlchemy drops the whole pool, and the retry gets a fresh connection
+        rdb = RDBStorage(url, engine_kwargs={"connect_args": {"connect_timeout": 10}})
     except (sqlalchemy.exc.SQLAlchemyError, OSError) as err:
         cause = getattr(err, "orig", None) or err
         raise SweepError(f"storage {storage.shown}: cannot open the PostgreSQL database: "

@@ -72,11 +72,15 @@ def _check(folder: SweepFolder, storage: str | None, claimed: list[int]) -> None
 
 
 def _wait_for_trials(count_trials, at_least: int, workers: list[subprocess.Popen]) -> None:
+    """Until the study holds `at_least` trials; the outage that follows must find workers at work."""
     deadline = time.time() + 120
     while count_trials() < at_least:
-        assert all(w.poll() is None for w in workers), "the workers ended before the outage"
+        failed = [w for w in workers if w.poll() not in (None, 0)]
+        if failed:
+            pytest.fail(f"a worker failed (exit {failed[0].returncode}): {failed[0].stderr.read()[-3000:]}")
         assert time.time() < deadline
         time.sleep(0.05)
+    assert sum(w.poll() is None for w in workers) >= 2, "the outage must come while agents are at work"
 
 
 def test_journal_eight_processes_end_with_every_trial_once(tmp_path, write_spec):
@@ -107,16 +111,15 @@ def test_proxy_eight_processes_survive_a_stopped_and_a_restarted_proxy(tmp_path,
     proxy = _serve(tmp_path / "sweep", port)
     try:
         folder = _new_sweep(tmp_path, write_spec, url)
-        assert load_study.__module__  # the journal behind the proxy is read directly below
         from playground.sweeps.storages import open_journal
         journal = open_journal(folder.journal)
         count = lambda: len(journal.get_all_trials(0, deepcopy=False))  # noqa: E731  study id 0: the only one
         workers = _start_workers(folder, url)
-        _wait_for_trials(count, 30, workers)
+        _wait_for_trials(count, 25, workers)
         proxy.send_signal(signal.SIGSTOP)    # calls time out after 1 s; some of them were carried out
         time.sleep(2.5)
         proxy.send_signal(signal.SIGCONT)
-        _wait_for_trials(count, 80, workers)
+        _wait_for_trials(count, 60, workers)
         proxy.send_signal(signal.SIGTERM)
         assert proxy.wait(timeout=30) == 0
         time.sleep(1.0)
