@@ -9,8 +9,10 @@
    and asking for the next. The run's own start-up (interpreter, imports) is not in it. Target median <= 0.5 s.
 2. Parallel efficiency: 2 workers, CPU-bound trials (each burns --busy CPU seconds), efficiency = sum of trial
    times / (workers x sweep wall), the wall from the first trial's start to the last one's end. Target >= 0.85.
-3. Claim-and-tell throughput on the journal file: the coordinator's claim (ask) and finish (tell) on a random
-   searcher, one process, then 4 processes on one journal. Target >= 20 per second.
+3. Claim-and-tell throughput per storage: the coordinator's claim (ask) and finish (tell) on a random searcher,
+   one process, then 4 processes on one study, through the journal file (target >= 20 per second), PostgreSQL
+   (a throwaway cluster, or --postgres URL; target >= 10 per second on 2 cores) and the `sweep serve` gRPC proxy
+   (in front of a journal). A storage whose server or extra is missing is reported as skipped, with the reason.
 """
 from __future__ import annotations
 
@@ -84,14 +86,14 @@ def efficiency(trials: int, busy: float) -> tuple[float, float, float]:
         return total / (2 * wall), total, wall
 
 
-def _tells(sweep: str, count: int, results) -> None:
+def _tells(sweep: str, count: int, results, storage: str | None = None) -> None:
     from playground.sweeps.coordinator import Coordinator
     from playground.sweeps.folder import SweepFolder
     from playground.sweeps.spec import load_spec
     from playground.sweeps.study import load_study
     spec = load_spec(os.path.join(os.path.dirname(sweep), "spec.json"))
     folder = SweepFolder(sweep)
-    study = load_study(folder, spec.searcher, spec.objectives, create=True)
+    study = load_study(folder, spec.searcher, spec.objectives, create=True, storage=storage)
     coordinator = Coordinator(study, spec, folder, total=10 ** 9, adopt=False)
     started = time.time()
     for i in range(count):
@@ -100,7 +102,7 @@ def _tells(sweep: str, count: int, results) -> None:
     results.put(time.time() - started)
 
 
-def throughput(tells: int, processes: int) -> float:
+def throughput(tells: int, processes: int, storage: str | None = None) -> float:
     with tempfile.TemporaryDirectory() as folder:
         spec = _spec(folder, {"name": "random", "max_trials": 10 ** 9}, {})
         sweep = os.path.join(folder, "sweep")
@@ -108,17 +110,58 @@ def throughput(tells: int, processes: int) -> float:
         from playground.sweeps.spec import load_spec
         from playground.sweeps.study import load_study
         loaded = load_spec(spec)
-        SweepFolder(sweep).write_spec(loaded.raw, loaded.identity())
-        load_study(SweepFolder(sweep), loaded.searcher, loaded.objectives, create=True)
-        context = multiprocessing.get_context("fork")
-        results = context.Queue()
-        workers = [context.Process(target=_tells, args=(sweep, tells // processes, results)) for _ in range(processes)]
-        started = time.time()
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join()
-        return tells / (time.time() - started)
+        proxy = _serve(sweep) if storage == "grpc" else None
+        try:
+            storage = proxy[1] if proxy else storage
+            SweepFolder(sweep).write_spec(loaded.raw, loaded.identity())
+            load_study(SweepFolder(sweep), loaded.searcher, loaded.objectives, create=True, storage=storage)
+            context = multiprocessing.get_context("fork")
+            results = context.Queue()
+            workers = [context.Process(target=_tells, args=(sweep, tells // processes, results, storage))
+                       for _ in range(processes)]
+            started = time.time()
+            for worker in workers:
+                worker.start()
+            for worker in workers:
+                worker.join()
+            return tells / (time.time() - started)
+        finally:
+            if proxy:
+                proxy[0].terminate()
+                proxy[0].wait(timeout=30)
+
+
+def _serve(sweep: str) -> tuple[subprocess.Popen, str]:
+    """`playground sweep serve` on the sweep folder, on a free port of 127.0.0.1: (process, URL)."""
+    os.makedirs(sweep, exist_ok=True)
+    server = subprocess.Popen([sys.executable, "-m", "playground", "sweep", "serve", sweep, "--host", "127.0.0.1"],
+                              cwd=REPO, stdout=subprocess.PIPE, text=True)
+    line = server.stdout.readline()
+    return server, line.split(" at ")[1].strip()
+
+
+def storages(postgres: str | None):
+    """(label, storage URL or None, target, skip reason) for each storage; a throwaway PostgreSQL cluster is
+    started when no --postgres URL is given and the server binaries exist."""
+    from contextlib import ExitStack
+    from tests.playground.sweeps import pg_cluster
+    stack = ExitStack()
+    yield "journal", None, 20, None
+    try:
+        import psycopg  # noqa: F401
+        reason = None if postgres else pg_cluster.skip_reason()
+    except ImportError:
+        reason = "psycopg missing: pip install 'playground[postgres]'"
+    if reason is None and postgres is None:
+        postgres = stack.enter_context(pg_cluster.Cluster())
+    with stack:
+        yield "PostgreSQL", postgres, 10, reason
+    try:
+        import grpc  # noqa: F401
+        reason = None
+    except ImportError:
+        reason = "grpcio missing: pip install 'playground[grpc]'"
+    yield "gRPC proxy", "grpc", 10, reason
 
 
 def main() -> int:
@@ -126,19 +169,35 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--busy", type=float, default=2.0, help="CPU seconds per trial for the efficiency run")
     parser.add_argument("--tells", type=int, default=200)
+    parser.add_argument("--postgres", metavar="URL", help="a PostgreSQL database to measure (default: a throwaway "
+                        "cluster, when the server binaries exist)")
+    parser.add_argument("--only-storages", action="store_true", help="measure only claim-and-tell per storage")
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()}")
+    if args.only_storages:
+        _storages(args)
+        print(f"load average at end: {os.getloadavg()}")
+        return 0
     gaps = orchestration(args.trials)
     print(f"orchestration per trial ({len(gaps)} gaps, 1 worker): median {statistics.median(gaps):.3f} s, "
           f"min {min(gaps):.3f}, max {max(gaps):.3f} (target median <= 0.5 s)")
     ratio, total, wall = efficiency(8, args.busy)
     print(f"parallel efficiency, 2 workers, 8 CPU-bound trials: {ratio:.3f} (sum of trial times {total:.1f} s, "
           f"wall {wall:.1f} s; target >= 0.85)")
-    for processes in (1, 4):
-        rate = throughput(args.tells, processes)
-        print(f"claim-and-tell on the journal, {processes} process(es): {rate:.1f} per second (target >= 20)")
+    _storages(args)
     print(f"load average at end: {os.getloadavg()}")
     return 0
+
+
+def _storages(args: argparse.Namespace) -> None:
+    for label, storage, target, reason in storages(args.postgres):
+        if reason:
+            print(f"claim-and-tell on {label}: skipped ({reason})")
+            continue
+        for processes in (1, 4):
+            rate = throughput(args.tells, processes, storage)
+            print(f"claim-and-tell on {label}, {processes} process(es): {rate:.1f} trials/s (target >= {target})",
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -81,7 +81,8 @@ def open_storage(folder: SweepFolder, storage: Storage | None = None) -> Any:
     proxy come wrapped in retries with backoff for brief outages."""
     storage = storage or Storage(JOURNAL, JOURNAL)
     if storage.kind == POSTGRES:
-        return _open_postgres(storage)
+        from playground.sweeps.postgres import open_postgres
+        return open_postgres(storage)
     if storage.kind == GRPC:
         return _open_grpc(storage)
     return open_journal(folder.journal)
@@ -94,31 +95,6 @@ def open_journal(path: str) -> Any:
     warn_if_network_filesystem(os.path.dirname(path))
     # The open(O_EXCL) lock works on every local filesystem; a crashed holder's stale lock is broken by optuna.
     return JournalStorage(JournalFileBackend(path, lock_obj=JournalFileOpenLock(path)))
-
-
-def _open_postgres(storage: Storage) -> Any:
-    try:
-        import psycopg  # noqa: F401  SQLAlchemy's postgresql+psycopg dialect needs it
-    except ImportError:
-        raise SweepError(f"storage {storage.shown}: PostgreSQL needs psycopg 3, which is an extra: "
-                         "pip install 'playground[postgres]'") from None
-    import sqlalchemy.exc
-    from optuna.storages import RDBStorage, _CachedStorage
-    from playground.sweeps.retrying import RetryingStorage, postgres_transient
-    parts = urlsplit(storage.url)
-    url = urlunsplit(("postgresql+psycopg",) + tuple(parts)[1:])
-    try:
-        # no pool_pre_ping (a query more per call): after a server restart the first call on an old connection
-        # fails, SQLAlchemy drops the whole pool, and the retry gets a fresh connection
-        rdb = RDBStorage(url, engine_kwargs={"connect_args": {"connect_timeout": 10}})
-    except (sqlalchemy.exc.SQLAlchemyError, OSError) as err:
-        cause = getattr(err, "orig", None) or err
-        raise SweepError(f"storage {storage.shown}: cannot open the PostgreSQL database: "
-                         f"{str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__}") from None
-    except Exception as err:  # optuna wraps some connection failures in its own errors
-        raise SweepError(f"storage {storage.shown}: cannot open the PostgreSQL database: {err}") from None
-    # optuna adds this in-process cache itself for a bare RDBStorage; we wrap it, so we add it here
-    return RetryingStorage(_CachedStorage(rdb), storage.shown, postgres_transient)
 
 
 def _open_grpc(storage: Storage) -> Any:
