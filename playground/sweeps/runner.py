@@ -26,6 +26,7 @@ from playground.sweeps.folder import SweepFolder
 from playground.sweeps.heartbeat import AgentId, Heartbeat, agents_maybe_alive, heartbeat_path, read_heartbeats
 from playground.sweeps.prepare import PreparedSweep, prepare_sweep, resumed_sweep
 from playground.sweeps.spec import SweepSpec, agent_settings, parse_spec
+from playground.sweeps.retrying import StorageUnavailable
 from playground.sweeps.storage_url import JOURNAL
 from playground.sweeps.storages import locate
 from playground.sweeps.study import budget, counted, initialize, load_study
@@ -136,7 +137,16 @@ def _run_slots(coordinator: Coordinator, study: Any, spec: SweepSpec, folder: Sw
     previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
     _say(f"sweep {folder.root}: {spec.searcher_name}, {total} trials, agent {coordinator.me.name} with "
          f"{workers} slot(s)", quiet)
-    threads = [threading.Thread(target=agent.run_slot, args=(slot,), name=f"slot{slot}", daemon=True)
+    lost: list[StorageUnavailable] = []
+
+    def run_slot(slot: int) -> None:
+        try:
+            agent.run_slot(slot)
+        except StorageUnavailable as err:   # past the retry bound: stop every slot, trials checkpoint
+            lost.append(err)
+            stop(signal.SIGTERM, None)
+
+    threads = [threading.Thread(target=run_slot, args=(slot,), name=f"slot{slot}", daemon=True)
                for slot in range(workers)]
     for thread in threads:
         thread.start()
@@ -146,6 +156,9 @@ def _run_slots(coordinator: Coordinator, study: Any, spec: SweepSpec, folder: Sw
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+    if lost:
+        _say(f"sweep stopped: {lost[0]}. Exit code {EXIT_STOPPED}.", quiet)
+        return EXIT_STOPPED
     halted = stopping.is_set() or folder.paused()
     if halted or ended_here[0]:   # an agent whose trials were all adopted away leaves the reports alone
         write_summary(study, folder, spec.objectives)
