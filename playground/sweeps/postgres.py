@@ -24,7 +24,7 @@ def open_postgres(storage: Storage) -> Any:
                          "pip install 'playground[postgres]'") from None
     import sqlalchemy.exc
     from optuna.storages import _CachedStorage
-    from playground.sweeps.retrying import RetryingStorage, postgres_transient
+    from playground.sweeps.retrying import postgres_transient, retrying_storage
     parts = urlsplit(storage.url)
     url = urlunsplit(("postgresql+psycopg",) + tuple(parts)[1:])
     try:
@@ -39,7 +39,7 @@ def open_postgres(storage: Storage) -> Any:
     except Exception as err:  # optuna wraps some failures (schema version, ...) in its own errors
         raise SweepError(f"storage {storage.shown}: cannot open the PostgreSQL database: {err}") from None
     # optuna adds this in-process cache of finished trials itself around a bare RDBStorage; ours is wrapped
-    return RetryingStorage(_CachedStorage(rdb), storage.shown, postgres_transient)
+    return retrying_storage(_CachedStorage(rdb), storage.shown, postgres_transient)
 
 
 def _storage_class() -> type:

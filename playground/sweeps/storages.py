@@ -104,7 +104,7 @@ def _open_grpc(storage: Storage) -> Any:
     except ImportError:
         raise SweepError(f"storage {storage.shown}: the gRPC proxy needs grpcio and protobuf, which are an extra: "
                          "pip install 'playground[grpc]'") from None
-    from playground.sweeps.retrying import RetryingStorage, grpc_transient
+    from playground.sweeps.retrying import grpc_transient, retrying_storage
     from playground.sweeps.serve import DeadlineProxy
     parts = urlsplit(storage.url)
     proxy = DeadlineProxy(host=parts.hostname, port=parts.port)
@@ -114,5 +114,5 @@ def _open_grpc(storage: Storage) -> Any:
         proxy.close()
         raise SweepError(f"storage {storage.shown}: no storage proxy answers there; start one beside the sweep "
                          "folder with `playground sweep serve DIR` and use the URL it prints") from None
-    return RetryingStorage(proxy, storage.shown, grpc_transient)
+    return retrying_storage(proxy, storage.shown, grpc_transient)
 

@@ -56,7 +56,8 @@ def test_sweep_through_the_proxy_stops_when_it_stays_away_and_finishes_when_it_i
     url = f"grpc://127.0.0.1:{port}"
     proxy = _serve(folder, port)
     env = {**os.environ, "PLAYGROUND_STORAGE_RETRY_S": "2", "PLAYGROUND_STORAGE_CALL_S": "1"}
-    command = [sys.executable, "-m", "playground", "sweep", "run", str(spec), "--sweep-dir", str(folder), "--workers", "1"]
+    command = [sys.executable, "-m", "playground", "sweep", "run", str(spec), "--sweep-dir", str(folder),
+               "--workers", "1"]
     sweep = subprocess.Popen(command + ["--storage", url], cwd=REPO, env=env, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.time() + 120

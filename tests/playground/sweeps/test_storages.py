@@ -155,9 +155,9 @@ class _LosesOneReply:
 
 def test_a_lost_create_reply_is_recovered_by_its_token_not_created_twice(tmp_path, capsys):
     import optuna
-    from playground.sweeps.retrying import RetryingStorage
+    from playground.sweeps.retrying import retrying_storage
     backend = _LosesOneReply(str(tmp_path / "study.journal"))
-    storage = RetryingStorage(backend, "test://storage", lambda e: isinstance(e, ConnectionError), bound_s=30)
+    storage = retrying_storage(backend, "test://storage", lambda e: isinstance(e, ConnectionError), bound_s=30)
     study = optuna.create_study(storage=storage, study_name="s")
     trial = study.ask()
     study.tell(trial, 1.0)
@@ -168,9 +168,9 @@ def test_a_lost_create_reply_is_recovered_by_its_token_not_created_twice(tmp_pat
 
 def test_a_storage_away_past_the_bound_stops_with_one_line_per_wait(tmp_path, capsys):
     import optuna
-    from playground.sweeps.retrying import RetryingStorage, StorageUnavailable
+    from playground.sweeps.retrying import StorageUnavailable, retrying_storage
     backend = _LosesOneReply(str(tmp_path / "study.journal"))
-    storage = RetryingStorage(backend, "test://storage", lambda e: isinstance(e, ConnectionError), bound_s=1.2)
+    storage = retrying_storage(backend, "test://storage", lambda e: isinstance(e, ConnectionError), bound_s=1.2)
     study = optuna.create_study(storage=storage, study_name="s")
     backend.down = True
     with pytest.raises(StorageUnavailable, match="test://storage unreachable"):
