@@ -46,7 +46,7 @@ def serve(sweep_dir: str, host: str = "0.0.0.0", port: int = 0) -> int:
                          f"(see {os.path.join(folder.control, 'serve.json')})") from None
     port = port or _free_port(host)
     try:
-        server = make_server(open_journal(folder.journal), host, port)
+        server = make_server(open_journal(folder.journal, single_writer=True), host, port)
         server.start()
     except RuntimeError as err:  # grpc: the address is taken or not ours
         lock.close()

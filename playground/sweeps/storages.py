@@ -88,11 +88,14 @@ def open_storage(folder: SweepFolder, storage: Storage | None = None) -> Any:
     return open_journal(folder.journal)
 
 
-def open_journal(path: str) -> Any:
+def open_journal(path: str, single_writer: bool = False) -> Any:
+    """The journal file as a storage; on a network filesystem, a loud warning unless this process is its only
+    writer (`sweep serve`)."""
     from optuna.storages import JournalStorage
     from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
     from playground.sweeps.netfs import warn_if_network_filesystem
-    warn_if_network_filesystem(os.path.dirname(path))
+    if not single_writer:
+        warn_if_network_filesystem(os.path.dirname(path))
     # The open(O_EXCL) lock works on every local filesystem; a crashed holder's stale lock is broken by optuna.
     return JournalStorage(JournalFileBackend(path, lock_obj=JournalFileOpenLock(path)))
 
