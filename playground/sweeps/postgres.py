@@ -11,17 +11,13 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from playground.sweeps.errors import SweepError
-from playground.sweeps.storage_url import Storage
+from playground.sweeps.storage_url import Storage, require_extra
 
 CONNECT_TIMEOUT_S = 10
 
 
 def open_postgres(storage: Storage) -> Any:
-    try:
-        import psycopg  # noqa: F401  SQLAlchemy's postgresql+psycopg dialect needs it
-    except ImportError:
-        raise SweepError(f"storage {storage.shown}: PostgreSQL needs psycopg 3, which is an extra: "
-                         "pip install 'playground[postgres]'") from None
+    require_extra("postgres", f"storage {storage.shown}: PostgreSQL")   # the postgresql+psycopg dialect
     import sqlalchemy.exc
     from optuna.storages import _CachedStorage
     from playground.sweeps.retrying import postgres_transient, retrying_storage

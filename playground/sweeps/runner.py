@@ -181,7 +181,7 @@ def _finished(study: Any, total: int) -> bool:
 def lock_folder(folder: SweepFolder):
     """The folder to oneself (for `summary --rebuild`): no agent starting, none that might be alive."""
     os.makedirs(folder.control, exist_ok=True)
-    handle = open(os.path.join(folder.control, "run.lock"), "a+")
+    handle = open(os.path.join(folder.control, name), "a+")
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:

@@ -24,20 +24,17 @@ CALL_DEADLINE_S = 30.0
 
 
 def serve(sweep_dir: str, host: str = "0.0.0.0", port: int = 0) -> int:
-    try:
-        import grpc  # noqa: F401
-    except ImportError:
-        raise SweepError("sweep serve needs grpcio and protobuf, which are an extra: "
-                         "pip install 'playground[grpc]'") from None
     import threading
 
+    from playground.sweeps.storage_url import require_extra
+    require_extra("grpc", "sweep serve")
     import optuna
     from optuna.storages._grpc.server import make_server  # run_grpc_proxy_server's own; it gives no stop()
     from playground.sweeps.storages import open_journal
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     folder = SweepFolder(sweep_dir)
     os.makedirs(folder.control, exist_ok=True)
-    lock = open(os.path.join(folder.control, "serve.lock"), "a+")
+    lock = open(os.path.join(folder.control, "serve.lock"), "a+")   # one server per folder
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:

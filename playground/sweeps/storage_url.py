@@ -2,10 +2,13 @@
 and shown without its password (`redact`): only redacted URLs reach sweep.json or a log line."""
 from __future__ import annotations
 
+import importlib
 import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+
+from playground.sweeps.errors import SweepError
 
 JOURNAL, POSTGRES, GRPC = "journal", "postgresql", "grpc"
 POSTGRES_SCHEMES = ("postgresql", "postgresql+psycopg", "postgres")
@@ -57,3 +60,16 @@ def redact(url: str, mark: str = "***") -> str:
         netloc = f"{user.split(':', 1)[0]}{':' + mark if mark else ''}@{host}"
     query = re.sub(r"(^|&)password=[^&]*", (r"\1password=" + mark) if mark else "", parts.query).lstrip("&")
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+EXTRAS = {"postgres": ("psycopg 3", ("psycopg",)), "grpc": ("grpcio and protobuf", ("grpc", "google.protobuf"))}
+
+
+def require_extra(extra: str, who: str) -> None:
+    """A SweepError naming what to install when an optional extra of playground is missing."""
+    packages, modules = EXTRAS[extra]
+    try:
+        for module in modules:
+            importlib.import_module(module)
+    except ImportError:
+        raise SweepError(f"{who} needs {packages}, which is an extra: pip install 'playground[{extra}]'") from None

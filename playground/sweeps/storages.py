@@ -19,7 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 from playground.outputs.atomic_files import write_json
 from playground.sweeps.errors import SweepError
 from playground.sweeps.folder import SweepFolder
-from playground.sweeps.storage_url import GRPC, JOURNAL, POSTGRES, Storage, parse_storage, redact
+from playground.sweeps.storage_url import GRPC, JOURNAL, POSTGRES, Storage, parse_storage, redact, require_extra
 
 JOURNAL_STUDY = "sweep"   # the journal's study name since the first version: existing folders must resume
 
@@ -101,12 +101,7 @@ def open_journal(path: str, single_writer: bool = False) -> Any:
 
 
 def _open_grpc(storage: Storage) -> Any:
-    try:
-        import grpc  # noqa: F401
-        from google import protobuf  # noqa: F401
-    except ImportError:
-        raise SweepError(f"storage {storage.shown}: the gRPC proxy needs grpcio and protobuf, which are an extra: "
-                         "pip install 'playground[grpc]'") from None
+    require_extra("grpc", f"storage {storage.shown}: the gRPC proxy")
     from playground.sweeps.retrying import grpc_transient, retrying_storage
     from playground.sweeps.serve import DeadlineProxy
     parts = urlsplit(storage.url)

@@ -45,7 +45,7 @@ class Cluster:
         self.bin = server_binaries()
         self.folder = tempfile.mkdtemp(prefix="playground-pg-")
         self.data = os.path.join(self.folder, "data")
-        self.port = _free_port()
+        self.port = free_port()
         self.user = "postgres" if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name
 
     @property
@@ -92,7 +92,7 @@ class Cluster:
         self.stop()
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]

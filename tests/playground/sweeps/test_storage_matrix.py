@@ -17,7 +17,8 @@ import pytest
 from playground.sweeps.folder import SweepFolder
 from playground.sweeps.spec import load_spec
 from playground.sweeps.study import initialize, load_study, trial_id_of
-from tests.playground.sweeps import pg_cluster
+from tests.playground.sweeps.pg_cluster import free_port
+from tests.playground.sweeps.proxy import start_proxy, stop_proxy
 from tests.playground.sweeps.storage_worker import value_of
 
 REPO = Path(__file__).resolve().parents[3]
@@ -89,6 +90,7 @@ def test_journal_eight_processes_end_with_every_trial_once(tmp_path, write_spec)
     _check(folder, None, claimed)
 
 
+@pytest.mark.slow
 def test_postgres_eight_processes_survive_a_server_restart(tmp_path, write_spec, postgres):
     folder = _new_sweep(tmp_path, write_spec, postgres.url)
     spec = load_spec(str(tmp_path / "spec.json"))
@@ -104,11 +106,10 @@ def test_postgres_eight_processes_survive_a_server_restart(tmp_path, write_spec,
 @pytest.mark.slow
 def test_proxy_eight_processes_survive_a_stopped_and_a_restarted_proxy(tmp_path, write_spec):
     pytest.importorskip("grpc", reason="the gRPC proxy needs the grpc extra: pip install 'playground[grpc]'")
-    from tests.playground.sweeps.pg_cluster import _free_port
     (tmp_path / "sweep").mkdir()
-    port = _free_port()
+    port = free_port()
     url = f"grpc://127.0.0.1:{port}"
-    proxy = _serve(tmp_path / "sweep", port)
+    proxy = start_proxy(tmp_path / "sweep", port)
     try:
         folder = _new_sweep(tmp_path, write_spec, url)
         from playground.sweeps.storages import open_journal
@@ -120,22 +121,11 @@ def test_proxy_eight_processes_survive_a_stopped_and_a_restarted_proxy(tmp_path,
         time.sleep(2.5)
         proxy.send_signal(signal.SIGCONT)
         _wait_for_trials(count, 60, workers)
-        proxy.send_signal(signal.SIGTERM)
-        assert proxy.wait(timeout=30) == 0
+        stop_proxy(proxy)
         time.sleep(1.0)
-        proxy = _serve(tmp_path / "sweep", port)
+        proxy = start_proxy(tmp_path / "sweep", port)
         claimed, errors = _finish(workers)
         assert "unreachable" in errors
         _check(folder, "journal", claimed)
     finally:
-        if proxy.poll() is None:
-            proxy.send_signal(signal.SIGCONT)
-            proxy.terminate()
-            proxy.wait(timeout=30)
-
-
-def _serve(folder: Path, port: int) -> subprocess.Popen:
-    proxy = subprocess.Popen([sys.executable, "-m", "playground", "sweep", "serve", str(folder), "--host", "127.0.0.1",
-                              "--port", str(port)], cwd=REPO, stdout=subprocess.PIPE, text=True)
-    assert proxy.stdout.readline().startswith("serving "), "the proxy announces its URL once it listens"
-    return proxy
+        stop_proxy(proxy)

@@ -15,7 +15,7 @@ from playground.sweeps.errors import SweepError
 from playground.sweeps.folder import SweepFolder
 from playground.sweeps.netfs import mount_of, network_filesystem, warn_if_network_filesystem
 from playground.sweeps.storage_url import parse_storage, redact
-from tests.playground.sweeps.pg_cluster import _free_port
+from tests.playground.sweeps.pg_cluster import free_port
 
 REPO = Path(__file__).resolve().parents[3]
 SPACE = {"model_param.base_learning_rate": {"type": "log", "minval": -3, "maxval": 0}, "epoch_iter.num_epochs": 1}
@@ -62,7 +62,7 @@ def test_bad_storage_in_the_spec_stops_before_anything_runs(tmp_path, write_spec
 
 def test_unreachable_postgres_is_exit_2_with_the_redacted_url_and_no_password_written(tmp_path, write_spec, sweep):
     pytest.importorskip("psycopg", reason="needs the postgres extra: pip install 'playground[postgres]'")
-    port = _free_port()   # nothing listens there
+    port = free_port()   # nothing listens there
     spec = write_spec({"name": "random", "max_trials": 2}, SPACE)
     code, out, err = sweep("run", str(spec), "--sweep-dir", str(tmp_path / "sw"), "--storage",
                            f"postgresql://ann:s3cret@127.0.0.1:{port}/sweeps")
@@ -87,7 +87,7 @@ def test_no_proxy_answering_is_exit_2_naming_sweep_serve(tmp_path, write_spec, s
     monkeypatch.setenv("PLAYGROUND_STORAGE_CONNECT_S", "1")
     spec = write_spec({"name": "random", "max_trials": 2}, SPACE)
     code, _, err = sweep("run", str(spec), "--sweep-dir", str(tmp_path / "sw"), "--storage",
-                         f"grpc://127.0.0.1:{_free_port()}")
+                         f"grpc://127.0.0.1:{free_port()}")
     assert code == 2 and "no storage proxy answers" in err and "playground sweep serve" in err
 
 
