@@ -22,6 +22,7 @@ from playground.sweeps.folder import SweepFolder
 from playground.sweeps.storage_url import GRPC, JOURNAL, POSTGRES, Storage, parse_storage, redact, require_extra
 
 JOURNAL_STUDY = "sweep"   # the journal's study name since the first version: existing folders must resume
+OWNER_ATTR = "sweep_identity"
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,21 @@ def record(folder: SweepFolder, location: Location) -> None:
     if data.get("storage") != entry:
         data["storage"] = entry
         write_json(folder.spec_file, data)
+
+
+def check_owner(study: Any, folder: SweepFolder, identity: str | None, location: Location, mark: bool) -> None:
+    """A study names the sweep it belongs to (its identity, in the study's user attrs): a folder never works on
+    another sweep's study, say a new folder pointed at another sweep's `sweep serve`. Studies made before this
+    have no owner and are taken as they are; `mark` writes the owner when missing."""
+    if not identity:
+        return
+    owner = study.user_attrs.get(OWNER_ATTR)
+    if owner is None and mark:
+        study.set_user_attr(OWNER_ATTR, identity)
+    elif owner is not None and owner != identity:
+        raise SweepError(f"{folder.root}: the study {location.study_name!r} in {location.storage.shown} belongs to "
+                         f"another sweep (identity {owner}; this folder's is {identity}): is this the proxy or "
+                         "database of another sweep folder?")
 
 
 def open_storage(folder: SweepFolder, storage: Storage | None = None) -> Any:

@@ -56,7 +56,7 @@ def load_study(folder: SweepFolder, searcher: dict, objectives: list[Objective],
     journal). Creating records the storage (password removed) and the study name in sweep.json, for every later
     `sweep status`, `sweep agent` and resumed `sweep run`. An unreachable storage is a SweepError (exit 2)."""
     import optuna
-    from playground.sweeps.storages import locate, open_storage as open_located, record
+    from playground.sweeps.storages import check_owner, locate, open_storage as open_located, record
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     stored = folder.read_spec() if folder.exists() else {}
     location = locate(folder, storage, stored.get("spec", {}).get("name") or "sweep", stored.get("identity", ""))
@@ -64,20 +64,18 @@ def load_study(folder: SweepFolder, searcher: dict, objectives: list[Objective],
     kwargs = dict(storage=backend, sampler=make_sampler(searcher), pruner=make_pruner(searcher),
                   study_name=location.study_name)
     try:
-        optuna.load_study(**kwargs)
-        found = True
+        study = optuna.load_study(**kwargs)
     except KeyError:
-        found = False
+        if not create:
+            raise SweepError(f"{folder.root}: no study {location.study_name!r} in {location.storage.shown}") from None
+        try:
+            study = optuna.create_study(directions=[o.direction for o in objectives], **kwargs)
+        except optuna.exceptions.DuplicatedStudyError:  # another agent created it meanwhile
+            study = optuna.load_study(**kwargs)
     if create and folder.exists():
         record(folder, location)
-    if create and not found:
-        try:
-            return optuna.create_study(directions=[o.direction for o in objectives], **kwargs)
-        except optuna.exceptions.DuplicatedStudyError:  # another agent created it meanwhile
-            pass
-    elif not found:
-        raise SweepError(f"{folder.root}: no study {location.study_name!r} in {location.storage.shown}")
-    return optuna.load_study(**kwargs)
+    check_owner(study, folder, stored.get("identity"), location, mark=create)
+    return study
 
 
 def distributions(space: list[Param], grid: bool) -> dict[str, Any]:

@@ -210,3 +210,18 @@ def test_a_journal_on_nfs_gets_one_loud_warning_pointing_to_postgres_and_serve(t
     assert err.count("WARNING") == 1 and "(nfs)" in err
     assert "postgresql://" in err and f"playground sweep serve {folder}" in err
     assert network_filesystem(str(folder)) is None   # this machine's own mounts: local
+
+
+def test_a_folder_never_works_on_another_sweeps_study(tmp_path, write_spec):
+    from playground.sweeps.spec import load_spec
+    from playground.sweeps.study import load_study
+    one = load_spec(str(write_spec({"name": "random", "max_trials": 2}, SPACE, name="one.json")))
+    two = load_spec(str(write_spec({"name": "random", "max_trials": 2, "seed": 7}, SPACE, name="two.json")))
+    first = SweepFolder(str(tmp_path / "first"))
+    first.write_spec(one.raw, one.identity())
+    load_study(first, one.searcher, one.objectives, create=True)
+    second = SweepFolder(str(tmp_path / "second"))   # pointed at the first one's study, as through its proxy
+    second.write_spec(two.raw, two.identity())
+    os.symlink(first.journal, second.journal)
+    with pytest.raises(SweepError, match="belongs to another sweep"):
+        load_study(second, two.searcher, two.objectives, create=True)
