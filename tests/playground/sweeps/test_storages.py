@@ -1,23 +1,19 @@
 """Choosing and opening a sweep's storage: URLs checked before anything runs, passwords never written, clear exit-2
-errors for a missing extra or an unreachable server, a real sweep on PostgreSQL, retries that never duplicate a
-trial, and the network-filesystem warning read from real mountinfo text."""
+errors for a missing extra or an unreachable server, a real sweep on PostgreSQL found again from sweep.json, and a
+study that stays with its sweep."""
 from __future__ import annotations
 
 import json
 import os
-import re
 import sys
-from pathlib import Path
 
 import pytest
 
 from playground.sweeps.errors import SweepError
 from playground.sweeps.folder import SweepFolder
-from playground.sweeps.netfs import mount_of, network_filesystem, warn_if_network_filesystem
 from playground.sweeps.storage_url import parse_storage, redact
 from tests.playground.sweeps.pg_cluster import free_port
 
-REPO = Path(__file__).resolve().parents[3]
 SPACE = {"model_param.base_learning_rate": {"type": "log", "minval": -3, "maxval": 0}, "epoch_iter.num_epochs": 1}
 
 
@@ -128,88 +124,6 @@ def test_a_journal_sweep_cannot_move_to_postgres_but_may_go_through_its_proxy(tm
     with pytest.raises(SweepError, match="cannot move"):
         locate(folder, "postgresql://ann@db/sweeps")
     assert locate(folder, "grpc://node1:13000").study_name == "sweep"   # the proxy fronts this journal
-
-
-# -- retries ------------------------------------------------------------------------------------------------------
-class _LosesOneReply:
-    """A real journal storage whose create_new_trial (once) or every call (`down`) fails after or instead of
-    taking effect: a reply lost on the way back, or a storage away."""
-
-    def __init__(self, path: str) -> None:
-        from playground.sweeps.storages import open_journal
-        self.journal, self.lost, self.down = open_journal(path), 0, False
-
-    def __getattr__(self, name: str):
-        method = getattr(self.journal, name)
-
-        def call(*args, **kwargs):
-            if self.down:
-                raise ConnectionError("storage away")
-            result = method(*args, **kwargs)
-            if name == "create_new_trial" and self.lost == 0:
-                self.lost += 1
-                raise ConnectionError("reply lost")
-            return result
-        return call
-
-
-def test_a_lost_create_reply_is_recovered_by_its_token_not_created_twice(tmp_path, capsys):
-    import optuna
-    from playground.sweeps.retrying import retrying_storage
-    backend = _LosesOneReply(str(tmp_path / "study.journal"))
-    storage = retrying_storage(backend, "test://storage", lambda e: isinstance(e, ConnectionError), bound_s=30)
-    study = optuna.create_study(storage=storage, study_name="s")
-    trial = study.ask()
-    study.tell(trial, 1.0)
-    trials = backend.journal.get_all_trials(0)
-    assert backend.lost == 1 and len(trials) == 1 and trials[0].state.name == "COMPLETE"
-    assert "created before the reply was lost" in capsys.readouterr().err
-
-
-def test_a_storage_away_past_the_bound_stops_with_one_line_per_wait(tmp_path, capsys):
-    import optuna
-    from playground.sweeps.retrying import StorageUnavailable, retrying_storage
-    backend = _LosesOneReply(str(tmp_path / "study.journal"))
-    storage = retrying_storage(backend, "test://storage", lambda e: isinstance(e, ConnectionError), bound_s=1.2)
-    study = optuna.create_study(storage=storage, study_name="s")
-    backend.down = True
-    with pytest.raises(StorageUnavailable, match="test://storage unreachable"):
-        study.get_trials()
-    assert isinstance(StorageUnavailable("x"), SweepError)   # exit 2 at the command line, not a traceback
-    waits = re.findall(r"get_all_trials: retry \d+ in ([\d.]+) s", capsys.readouterr().err)
-    assert waits == ["0.5", "0.7"]   # 0.5, then what is left of the 1.2 s bound
-
-
-# -- network filesystems ------------------------------------------------------------------------------------
-MOUNTINFO = """\
-22 27 0:21 / /proc rw,relatime - proc proc rw
-27 1 0:26 / / rw,relatime - overlay overlay rw,lowerdir=/var/lib/docker/l1,upperdir=/u,workdir=/w
-31 27 8:1 / /scratch rw,relatime shared:1 - ext4 /dev/sda1 rw
-45 27 0:40 / /home rw,relatime shared:20 - nfs4 fs01:/export/home rw,vers=4.2,rsize=1048576,hard,proto=tcp
-46 45 0:41 / /home/ann/remote\\040box rw,nosuid,nodev,relatime shared:21 - fuse.sshfs ann@box:/data rw,user_id=1000
-47 27 0:42 / /projects rw,relatime shared:22 - cifs //nas/projects rw,vers=3.1.1,cache=strict
-"""
-
-
-def test_the_mount_holding_a_path_is_found_in_mountinfo():
-    assert mount_of("/home/ann/sweeps/lr", MOUNTINFO) == ("/home", "nfs4")
-    assert mount_of("/home/ann/remote box/sweeps", MOUNTINFO) == ("/home/ann/remote box", "fuse.sshfs")
-    assert mount_of("/projects/x", MOUNTINFO) == ("/projects", "cifs")
-    assert mount_of("/scratch/sweeps", MOUNTINFO) == ("/scratch", "ext4")
-    assert mount_of("/homely", MOUNTINFO) == ("/", "overlay")
-
-
-def test_a_journal_on_nfs_gets_one_loud_warning_pointing_to_postgres_and_serve(tmp_path, capsys):
-    folder = tmp_path / "sweep"
-    folder.mkdir()
-    fake = tmp_path / "mountinfo"
-    fake.write_text(MOUNTINFO + f"60 27 0:50 / {tmp_path} rw,relatime - nfs fs02:/export rw,vers=3\n")
-    assert warn_if_network_filesystem(str(folder), str(fake)) == "nfs"
-    warn_if_network_filesystem(str(folder), str(fake))
-    err = capsys.readouterr().err
-    assert err.count("WARNING") == 1 and "(nfs)" in err
-    assert "postgresql://" in err and f"playground sweep serve {folder}" in err
-    assert network_filesystem(str(folder)) is None   # this machine's own mounts: local
 
 
 def test_a_folder_never_works_on_another_sweeps_study(tmp_path, write_spec):
