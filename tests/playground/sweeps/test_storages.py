@@ -42,6 +42,14 @@ def test_storage_urls_are_told_apart_and_sqlite_is_refused():
             parse_storage(bad)
 
 
+def test_a_password_in_the_spec_is_used_but_never_resolved_into_sweep_json(write_spec):
+    from playground.sweeps.spec import load_spec
+    spec = load_spec(str(write_spec({"name": "random", "max_trials": 2}, SPACE,
+                                    storage="postgresql://ann:s3cret@db/sweeps")))
+    assert spec.storage == "postgresql://ann:s3cret@db/sweeps"
+    assert spec.raw["storage"] == "postgresql://ann@db/sweeps"
+
+
 def test_passwords_are_masked_in_messages_and_dropped_from_records():
     url = "postgresql://ann:s3cret@db:5432/sweeps?sslmode=require&password=other"
     assert "s3cret" not in redact(url) and "other" not in redact(url) and "ann:***@db" in redact(url)
