@@ -25,8 +25,8 @@ from playground.sweeps.errors import SweepError
 from playground.sweeps.folder import SweepFolder
 from playground.sweeps.heartbeat import AgentId, Heartbeat, agents_maybe_alive, heartbeat_path, read_heartbeats
 from playground.sweeps.prepare import PreparedSweep, prepare_sweep, resumed_sweep
-from playground.sweeps.spec import SweepSpec, agent_settings, parse_spec
 from playground.sweeps.retrying import StorageUnavailable
+from playground.sweeps.spec import SweepSpec, agent_settings, parse_spec
 from playground.sweeps.storage_url import JOURNAL
 from playground.sweeps.storages import locate
 from playground.sweeps.study import budget, counted, initialize, load_study
@@ -181,7 +181,7 @@ def _finished(study: Any, total: int) -> bool:
 def lock_folder(folder: SweepFolder):
     """The folder to oneself (for `summary --rebuild`): no agent starting, none that might be alive."""
     os.makedirs(folder.control, exist_ok=True)
-    handle = open(os.path.join(folder.control, name), "a+")
+    handle = open(os.path.join(folder.control, "run.lock"), "a+")
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
