@@ -115,7 +115,10 @@ def test_a_stopped_agent_whose_trial_was_adopted_writes_nothing_after_waking_and
     assert [r["epoch"] for r in metrics if r["kind"] == "epoch"] == list(range(8))
 
 
-def test_two_agents_with_distinct_host_ids_share_one_sweep(write_spec, base_file, tmp_path, capsys):
+@pytest.mark.parametrize("storage", ["journal", "proxy"])
+def test_two_agents_with_distinct_host_ids_share_one_sweep(write_spec, base_file, tmp_path, capsys, storage):
+    """Through the journal, and through a real `sweep serve` gRPC proxy on loopback (the several-hosts set-up
+    for sites without PostgreSQL): the agents then reach the study only through the proxy's URL."""
     hold = tmp_path / "go"       # each trial waits for this file, so both agents must be holding one
     _contract(base_file, contract_hold_file=str(hold))
     spec = write_spec({"name": "grid"}, {"model_param.base_learning_rate": {"type": "categorical", "vals": [0.1, 0.01]},
@@ -123,8 +126,24 @@ def test_two_agents_with_distinct_host_ids_share_one_sweep(write_spec, base_file
                       agents={"heartbeat_seconds": 0.2, "grace_seconds": 30})
     sweep = tmp_path / "sweep"
     _initialise(spec, sweep)
-    a = _start(["sweep", "agent", str(sweep), "--workers", "1", "--quiet"], "host-a", tmp_path / "a.log")
-    b = _start(["sweep", "agent", str(sweep), "--workers", "1", "--quiet"], "host-b", tmp_path / "b.log")
+    extra, proxy = [], None
+    if storage == "proxy":
+        pytest.importorskip("grpc", reason="the gRPC proxy needs the grpc extra: pip install 'playground[grpc]'")
+        from tests.playground.sweeps.pg_cluster import free_port
+        from tests.playground.sweeps.proxy import start_proxy, stop_proxy
+        port = free_port()
+        proxy = start_proxy(sweep, port)
+        extra = ["--storage", f"grpc://127.0.0.1:{port}"]
+    try:
+        _two_agents_share(sweep, hold, tmp_path, capsys, extra)
+    finally:
+        if proxy is not None:
+            stop_proxy(proxy)
+
+
+def _two_agents_share(sweep: Path, hold: Path, tmp_path: Path, capsys, extra: list[str]) -> None:
+    a = _start(["sweep", "agent", str(sweep), "--workers", "1", "--quiet", *extra], "host-a", tmp_path / "a.log")
+    b = _start(["sweep", "agent", str(sweep), "--workers", "1", "--quiet", *extra], "host-b", tmp_path / "b.log")
     run_dirs = [sweep / "trials" / "t0000", sweep / "trials" / "t0001"]
     _wait_for(lambda: all((d / "claim-1").is_file() for d in run_dirs), "both trials claimed", a, b)
     beats = sweep / "control" / "agents"
