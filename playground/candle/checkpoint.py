@@ -160,12 +160,14 @@ class CandleCheckpoint:
         set_pointer(self.folder, "last", path)
         self.last_path = self.run.model_path = path
         if best:
+            check(f"the 'best' pointer to {os.path.basename(path)}")
             set_pointer(self.folder, "best", path)
             self.best_path = path
         check("ckpt.log")
         append_log(self.folder, f"saved {os.path.basename(path)} ({kind} checkpoint: epoch {epochs_done}, "
                                 f"{info['size'] / 1e6:.1f} MB, {time.perf_counter() - started:.2f} s)"
                                 f"{' best' if best else ''}")
+        check("the deletions of the keep limit")
         apply_keep_limit(self.folder, self.run_id, ckpt_setting(self.params, "ckpt_keep_limit"),
                          {self.resumed_from, self.best_path, self.last_path})
         return path
