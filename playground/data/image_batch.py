@@ -4,7 +4,8 @@ Workers write each augmented image straight into its slot of a uint8 batch buffe
 step's `dst`), in OpenCV's HxWxC layout, so a batch crosses to the training process, and to a GPU, as a quarter
 of the bytes of float32. Inside a DataLoader worker the buffer is in shared memory, as torch's own
 default_collate makes it, so handing it over copies nothing; when the loader allows it (`reuse_buffers`), a
-worker cycles through a ring of such buffers instead of faulting in fresh pages for every batch.
+worker cycles through a ring of such buffers instead of faulting in fresh pages for every batch, and each buffer
+crosses to the training process once, later batches as references to it (batch_ring.py).
 
 `batch_to_device` (called by playground/data/batch_stream.py in the training process) moves the uint8 batch to
 the device (non-blocking from pinned memory on CUDA) and turns it into the float32 NxCxHxW batch the network takes:
@@ -17,7 +18,6 @@ returns (images, labels, skipped), the form playground/data/batch_stream.py sums
 """
 from __future__ import annotations
 
-import math
 from typing import Callable, NamedTuple, Sequence
 
 import cv2
@@ -25,11 +25,11 @@ import numpy as np
 import torch
 from torch.utils.data import get_worker_info
 
+from playground.data.batch_ring import RingBatch, WorkerRing, new_shared, new_token, receiver
+
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 _OUTPUT_SLOTS = 2   # float batches the training process reuses on the CPU (the loop keeps only the current one)
-# A received worker buffer not seen again within this many batches (plus twice the number held) is let go.
-_HOLD_SLACK = 16
 
 
 class ImageSample(NamedTuple):
@@ -63,12 +63,11 @@ class ImageBatcher:
                              f"{list(std)}")
         self.channels = channels
         self._slots = 0                       # ring size in a loader worker; 0: a fresh buffer per batch
-        self._ring: list[torch.Tensor] = []
-        self._turn = 0
+        self._ring: WorkerRing | None = None
+        self._token = new_token()             # names this batcher's rings to the training process
+        self._receiver = receiver(self._token)   # keeps what arrives in this process while the batcher lives
         self._outputs: list[torch.Tensor] = []   # the training process's float batches on the CPU
         self._planes = np.empty(0, np.uint8)     # one image's uint8 planes, reused by the CPU normalisation
-        self._held: dict[int, tuple[int, torch.UntypedStorage]] = {}   # data_ptr -> (batch seen, storage)
-        self._received = 0
         std_t = torch.tensor(std, dtype=torch.float32).view(channels, 1, 1)
         self._scale = 1.0 / (255.0 * std_t)
         self._offset = -torch.tensor(mean, dtype=torch.float32).view(channels, 1, 1) / std_t
@@ -77,24 +76,33 @@ class ImageBatcher:
         self._constants: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
 
     def __call__(self, samples: Sequence[ImageSample | SkippedRecord] | FilledBatch
-                 ) -> tuple[torch.Tensor, torch.Tensor, int]:
+                 ) -> tuple[torch.Tensor, torch.Tensor, int] | RingBatch:
+        """(uint8 images, labels, number skipped); in a loader worker with a ring, a RingBatch that arrives in
+        the training process as that triple."""
         if isinstance(samples, FilledBatch):
-            return samples.images, samples.labels, samples.skipped
-        kept = [s for s in samples if isinstance(s, ImageSample)]
-        if not kept:
-            raise all_failed(samples)
-        height, width = kept[0].pixels.shape[:2]
-        images = self._batch_tensor((len(kept), height, width, self.channels))
-        for slot, sample in zip(images.numpy(), kept):
-            np.copyto(slot, sample.pixels.reshape(slot.shape))
-        labels = torch.tensor([s.label for s in kept], dtype=torch.int64)
-        return images, labels, len(samples) - len(kept)
+            images, labels, skipped = samples
+        else:
+            kept = [s for s in samples if isinstance(s, ImageSample)]
+            if not kept:
+                raise all_failed(samples)
+            height, width = kept[0].pixels.shape[:2]
+            images = self._batch_tensor((len(kept), height, width, self.channels))
+            for slot, sample in zip(images.numpy(), kept):
+                np.copyto(slot, sample.pixels.reshape(slot.shape))
+            labels, skipped = torch.tensor([s.label for s in kept], dtype=torch.int64), len(samples) - len(kept)
+        if self._ring is not None and get_worker_info() is not None:
+            return self._ring.batch(images, labels.tolist(), skipped)
+        return images, labels, skipped
 
     def __getstate__(self) -> dict:
         """Buffers and device constants stay in the process that made them (a spawned worker gets none)."""
         state = dict(self.__dict__)
-        state.update(_ring=[], _turn=0, _outputs=[], _held={}, _received=0, _constants={})
+        state.update(_ring=None, _receiver=None, _outputs=[], _constants={})
         return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._receiver = receiver(self._token)
 
     def fill(self, count: int, height: int, width: int,
              make: Callable[[int, np.ndarray], int | SkippedRecord]) -> FilledBatch:
@@ -118,8 +126,6 @@ class ImageBatcher:
                         ) -> tuple[torch.Tensor, torch.Tensor]:
         """(uint8 NxHxWxC, labels) -> (normalised float32 NxCxHxW, labels) on `device`; in the training process."""
         images, labels = batch
-        if self._slots and images.device.type == "cpu" and images.is_shared():
-            self._hold(images)
         return self.normalise(images.to(device, non_blocking=True)), labels.to(device, non_blocking=True)
 
     def normalise(self, images: torch.Tensor, reuse: bool = True) -> torch.Tensor:
@@ -155,7 +161,8 @@ class ImageBatcher:
 
     def one(self, sample: ImageSample) -> torch.Tensor:
         """The CxHxW float tensor of a single sample (fresh memory)."""
-        return self.normalise(self([sample])[0], reuse=False)[0]
+        pixels = sample.pixels.reshape(1, *sample.pixels.shape[:2], self.channels)
+        return self.normalise(torch.from_numpy(np.ascontiguousarray(pixels)), reuse=False)[0]
 
     def reuse_buffers(self, slots: int) -> None:
         """In loader workers, write batches into a ring of `slots` shared buffers instead of fresh ones.
@@ -165,21 +172,6 @@ class ImageBatcher:
         batches (the loop works on one batch at a time).
         """
         self._slots = slots
-
-    def _hold(self, images: torch.Tensor) -> None:
-        """Keep the worker's shared buffer a batch arrived in mapped in this process until it stops coming back.
-
-        torch maps a received shared buffer anew (a page fault per 4 KiB on the first read) unless this process
-        still holds it: a worker's ring then arrives as the same few mappings, which saved about 0.03 ms per
-        224-pixel image. A buffer not received again within twice as many batches as are held (plus a margin)
-        is let go, so a ring a worker replaced is not kept alive.
-        """
-        self._received += 1
-        storage = images.untyped_storage()
-        self._held[storage.data_ptr()] = (self._received, storage)
-        horizon = self._received - 2 * len(self._held) - _HOLD_SLACK
-        for key in [k for k, (seen, _) in self._held.items() if seen < horizon]:
-            del self._held[key]
 
     def _on(self, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
         if device not in self._constants:
@@ -199,14 +191,10 @@ class ImageBatcher:
         if get_worker_info() is None:
             return torch.empty(shape, dtype=torch.uint8)
         if not self._slots:
-            return _new_shared(shape)
-        if self._ring and (self._ring[0].shape[1:] != shape[1:] or self._ring[0].shape[0] < shape[0]):
-            self._ring, self._turn = [], 0    # another image size: buffers still in use stay with their users
-        if len(self._ring) < self._slots:
-            self._ring.append(_new_shared(shape))
-        buffer = self._ring[self._turn % len(self._ring)]
-        self._turn += 1
-        return buffer[:shape[0]]     # a short last batch uses the front of a full buffer
+            return new_shared(shape)
+        if self._ring is None or not self._ring.fits(shape):
+            self._ring = WorkerRing(self._token, self._slots)   # another image size: a new ring
+        return self._ring.take(shape)
 
 
 def _affine_plane(plane: np.ndarray, affine: tuple[float, float], out: np.ndarray) -> None:
@@ -219,13 +207,3 @@ def all_failed(samples: Sequence[ImageSample | SkippedRecord]) -> RuntimeError:
     reasons = "; ".join(s.reason for s in samples[:3])
     return RuntimeError(f"every record of a batch of {len(samples)} failed to decode ({reasons}); the "
                         "database looks damaged: rebuild it or check the path")
-
-
-def _new_shared(shape: tuple[int, ...]) -> torch.Tensor:
-    # In a worker: allocate in shared memory now rather than have the result queue copy it there later.
-    # This is the private call default_collate makes; fall back to the public (copying) one if it goes away.
-    try:
-        storage = torch.empty(0, dtype=torch.uint8)._typed_storage()._new_shared(math.prod(shape))
-        return torch.empty(0, dtype=torch.uint8).new(storage).view(shape)
-    except AttributeError:
-        return torch.empty(shape, dtype=torch.uint8).share_memory_()

@@ -1,6 +1,8 @@
 """Collation into one uint8 batch, normalised on the device, counting skipped records (playground/data/image_batch.py)."""
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import torch
@@ -65,19 +67,64 @@ def test_reused_cpu_output_buffers_alternate_so_the_previous_batch_stays_intact(
     assert torch.equal(second, batcher.normalise(raw + 1, reuse=False))
 
 
-def test_received_shared_buffers_stay_mapped_while_they_recur_and_are_let_go_when_they_stop():
+class _CountingImages:
+    """Sample k is an image filled with k % 251 and labelled k; whole batches written in place, as LmdbImageDataset."""
+
+    def __init__(self, count: int) -> None:
+        self.count, self.collate_fn = count, ImageBatcher(3)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def get_sample(self, index: int, data_pass: int) -> ImageSample:
+        return ImageSample(np.full((4, 4, 3), index % 251, np.uint8), index)
+
+    def __getitem__(self, index: int) -> ImageSample:
+        return self.get_sample(index, 0)
+
+    def get_samples(self, keys):
+        def make(k, out):
+            out[:] = keys[k][1] % 251
+            return keys[k][1]
+        return self.collate_fn.fill(len(keys), 4, 4, make)
+
+
+def _stream(dataset, workers: int = 2):
+    from playground.data.batch_stream import build_train_stream
+    from playground.distribution.run_context import RunContext
+    from playground.distribution.topology import Topology
+
+    opts = {"epoch_iter": {"batch_per_device": 5, "num_train_sample_per_epoch": 0}, "model_param": {"seed": 0},
+            "input": {"shuffle_train": True, "decode_threads": workers, "worker_start_method": "fork",
+                      "reuse_batch_memory": True}}
+    ctx = RunContext(run_dir=".", topology=Topology("cpu", 1, 1, 0, 0, None, "single"), local_rank=0)
+    return build_train_stream(dataset, opts, ctx, len(dataset) // 5)
+
+
+def test_worker_ring_buffers_cross_once_and_later_batches_arrive_as_references_to_them():
     from torch.multiprocessing.reductions import StorageWeakRef
 
-    batcher = ImageBatcher(3)
-    batcher.reuse_buffers(6)
-    labels = torch.zeros(2, dtype=torch.int64)
-    old = torch.zeros(2, 4, 4, 3, dtype=torch.uint8).share_memory_()
-    old_ref = StorageWeakRef(old.untyped_storage())
-    batcher.batch_to_device((old, labels), CPU)
-    del old
-    assert not old_ref.expired()          # held: a worker sending it again finds it still mapped here
-    ring = [torch.zeros(2, 4, 4, 3, dtype=torch.uint8).share_memory_() for _ in range(3)]
-    for step in range(60):                # the worker's ring now; the old buffer never comes back
-        batcher.batch_to_device((ring[step % 3], labels), CPU)
-    assert old_ref.expired()
-    assert all(not StorageWeakRef(buffer.untyped_storage()).expired() for buffer in ring)
+    from playground.data.batch_ring import receiver
+    from playground.data.batch_stream import PREFETCH_FACTOR
+
+    dataset = _CountingImages(300)
+    stream = _stream(dataset)
+    slots = PREFETCH_FACTOR + 2
+    raw_batches = []
+    batches = iter(stream.loader)
+    for raw, labels, skipped in itertools.islice(batches, 4 * slots):   # as the loader hands them over
+        label_list = labels.tolist()
+        assert raw.dtype == torch.uint8 and labels.dtype == torch.int64 and len(label_list) == 5 and skipped == 0
+        assert raw[:, 0, 0, 0].tolist() == [k % 251 for k in label_list]       # each image is its own sample's
+        raw_batches.append(raw)
+    held = receiver(dataset.collate_fn._token).rings
+    assert len(held) == 2 and all(len(ring) == slots for ring in held.values())   # each worker's ring, each slot once
+    arrived = {batch.data_ptr() for batch in raw_batches}
+    assert arrived == {buffer.data_ptr() for ring in held.values() for buffer in ring.values()}
+    old = [StorageWeakRef(buffer.untyped_storage()) for ring in held.values() for buffer in ring.values()]
+    batches._shutdown_workers()
+    del raw_batches[:], raw
+    second = _stream(dataset, workers=1)   # new workers: their ring arrives, the stopped workers' rings are let go
+    second.next()
+    assert len(held) == 1 and all(ref.expired() for ref in old)
+    second.close()
