@@ -198,9 +198,20 @@ class ImageBatcher:
 
 
 def _affine_plane(plane: np.ndarray, affine: tuple[float, float], out: np.ndarray) -> None:
-    """out = plane * scale + offset in float32 (plane HxW uint8, out HxW float32, both contiguous)."""
+    """out = plane * scale + offset in float32 (plane HxW uint8, out HxW float32, both contiguous).
+
+    OpenCV's fused conversion with scale and shift (Mat::convertTo, one pass) has no Python binding of its own;
+    cv2.normalize in min-max mode calls it with the scale and shift that map the plane's [min, max] onto the range
+    it is given, so given [offset + min * scale, offset + max * scale] it applies exactly our map (a constant plane
+    gets scale 0 and shift offset + min * scale: the same values). A third faster than addWeighted, which converts
+    both of its operands first (benchmarks/README.md).
+    """
     scale, offset = affine
-    cv2.addWeighted(plane, scale, plane, 0.0, offset, dst=out, dtype=cv2.CV_32F)
+    if scale <= 0:     # min-max mode orders the range: only an increasing map survives it
+        cv2.addWeighted(plane, scale, plane, 0.0, offset, dst=out, dtype=cv2.CV_32F)
+        return
+    low, high, _, _ = cv2.minMaxLoc(plane)
+    cv2.normalize(plane, out, offset + low * scale, offset + high * scale, cv2.NORM_MINMAX, cv2.CV_32F)
 
 
 def all_failed(samples: Sequence[ImageSample | SkippedRecord]) -> RuntimeError:

@@ -1,6 +1,7 @@
 """Collation into one uint8 batch, normalised on the device, counting skipped records (playground/data/image_batch.py)."""
 from __future__ import annotations
 
+import gc
 import itertools
 
 import numpy as np
@@ -26,6 +27,18 @@ def test_batches_travel_as_uint8_nhwc_and_are_normalised_per_rgb_channel_into_nc
                     -IMAGENET_MEAN[2] / IMAGENET_STD[2]]
     assert torch.allclose(images[0, :, 1, 2], torch.tensor(expected_red))
     assert torch.allclose(images[1, 0], torch.full((2, 3), -IMAGENET_MEAN[0] / IMAGENET_STD[0]))
+
+
+def test_cpu_normalisation_is_pixel_over_255_minus_mean_over_std_for_any_pixels_constant_planes_included():
+    rng = np.random.default_rng(1)
+    raw = torch.from_numpy(rng.integers(0, 256, (4, 9, 11, 3), dtype=np.uint8))
+    raw[1] = 7                         # every plane constant
+    raw[2, :, :, 1] = 255              # one plane constant at the top of the range
+    images = ImageBatcher(3).normalise(raw)
+    pixels = raw.permute(0, 3, 1, 2).double()
+    expected = (pixels / 255 - torch.tensor(IMAGENET_MEAN).view(3, 1, 1)) / torch.tensor(IMAGENET_STD).view(3, 1, 1)
+    assert images.dtype == torch.float32 and images.is_contiguous()
+    assert torch.allclose(images.double(), expected, rtol=0, atol=2e-6)
 
 
 def test_gray_batches_have_one_channel_and_their_own_statistics():
@@ -123,8 +136,10 @@ def test_worker_ring_buffers_cross_once_and_later_batches_arrive_as_references_t
     assert arrived == {buffer.data_ptr() for ring in held.values() for buffer in ring.values()}
     old = [StorageWeakRef(buffer.untyped_storage()) for ring in held.values() for buffer in ring.values()]
     batches._shutdown_workers()
-    del raw_batches[:], raw
+    stream.close()
+    del batches, raw_batches[:], raw    # the loader's iterator holds batches that arrived out of order
     second = _stream(dataset, workers=1)   # new workers: their ring arrives, the stopped workers' rings are let go
     second.next()
+    gc.collect()                           # the stopped loader iterator's own reference cycles
     assert len(held) == 1 and all(ref.expired() for ref in old)
     second.close()
