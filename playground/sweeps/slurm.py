@@ -64,9 +64,10 @@ def checked_spec(spec_file: str) -> tuple[dict, str, str]:
 
 def create_or_check(folder: SweepFolder, raw: dict, identity: str) -> None:
     """Write sweep.json of a new sweep folder (the agents create the study); an existing one must hold this
-    sweep (only the budget may differ, as for `sweep run`)."""
+    sweep (only the budget may differ, as for `sweep run`, and sweep.json then takes the new one)."""
     if folder.exists():
         folder.check_same_sweep(raw, identity)
+        folder.record_budget(raw)
     else:
         folder.write_spec(raw, identity)
 
