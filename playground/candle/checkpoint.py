@@ -129,6 +129,21 @@ class CandleCheckpoint:
     on_epoch_end = save   # CANDLE's Keras callback name
 
     @property
+    def last_path(self) -> str | None:
+        """The checkpoint `last` names (None before the first save or resume)."""
+        return self.published.last
+
+    @property
+    def best_path(self) -> str | None:
+        """The checkpoint `best` names, while it exists."""
+        return self.published.best
+
+    @property
+    def resumed_from(self) -> str | None:
+        """The checkpoint restart() loaded."""
+        return self.published.resumed_from
+
+    @property
     def stop_requested(self) -> bool:
         """A stop signal arrived: the next save() writes a checkpoint and stops the run (exit 75)."""
         return self.run.preemption.signal_name is not None
@@ -172,9 +187,8 @@ class CandleCheckpoint:
     def report_final(self) -> None:
         """Note the outcome in ckpt.log."""
         self.fence.check("ckpt.log")
-        last, best = self.published.last, self.published.best
-        append_log(self.folder, f"final: last {last and os.path.basename(last)}, best "
-                                f"{best and os.path.basename(best)} (run {self.run_id})")
+        append_log(self.folder, f"final: last {self.last_path and os.path.basename(self.last_path)}, best "
+                                f"{self.best_path and os.path.basename(self.best_path)} (run {self.run_id})")
 
 
 def _module(model: torch.nn.Module) -> torch.nn.Module:
