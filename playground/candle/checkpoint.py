@@ -33,10 +33,9 @@ from typing import Any
 import torch
 
 from playground.checkpoints.choice import choose_checkpoint, own_name
-from playground.checkpoints.files import (FORMAT, VERSION, CheckpointError, append_log, save_state, set_pointer,
-                                         write_completed_info)
-from playground.checkpoints.keep import apply_keep_limit
+from playground.checkpoints.files import FORMAT, VERSION, CheckpointError, append_log, save_state, write_completed_info
 from playground.checkpoints.policy import SavePolicy
+from playground.checkpoints.published import PublishedCheckpoints
 from playground.candle.run_folder import CandleRunFolder, active_run
 from playground.checkpoints.preemption import Preempted
 from playground.checkpoints.train_state import rng_state, set_rng_state
@@ -68,9 +67,6 @@ class CandleCheckpoint:
             "ckpt_save_best": ckpt_setting(params, "ckpt_save_best"),
             "ckpt_save_best_metric": ckpt_setting(params, "ckpt_save_best_metric"), "ckpt_save_best_mode": "auto",
             "metrics": []}, num_epochs=int(params.get("epochs") or 0))
-        self.resumed_from: str | None = None
-        self.last_path: str | None = None
-        self.best_path: str | None = None
         self.run: CandleRunFolder = active_run() or CandleRunFolder(self.folder, "standalone")
         if active_run() is None:       # run alone: no run folder to write metrics to, no stop handler installed
             self.run.outputs.enabled = False
@@ -79,6 +75,8 @@ class CandleCheckpoint:
             self.run.handle_stop_signals()
         self._warned_metric = False
         self.fence = self.run.fence
+        self.published = PublishedCheckpoints(self.folder, self.fence, ckpt_setting(params, "ckpt_keep_limit"),
+                                              ckpt_setting(params, "ckpt_keep_mode"))
         self.fence.check("ckpt.log")
         append_log(self.folder, f"ready (run {self.run_id}): restart mode {ckpt_setting(params, 'ckpt_restart_mode')}")
 
@@ -103,10 +101,9 @@ class CandleCheckpoint:
         if self.optimizer is not None and state.get("optimizer") is not None:
             self.optimizer.load_state_dict(state["optimizer"])
         set_rng_state(state["rng"], self.device)
-        self.run_id, self.resumed_from, self.last_path = state["run_id"], path, path
+        self.run_id = state["run_id"]
         self.policy.best_value = state["best"]["value"]
-        best_file = os.path.join(self.folder, state["best"]["file"]) if state["best"]["file"] else None
-        self.best_path = best_file if best_file and os.path.isfile(best_file) else None
+        self.published.adopt(path, state)
         self.run.restore_records(state["records"], state["wall_time"])
         self.run.model_path = path
         append_log(self.folder, f"resumed from {os.path.basename(path)} (run {self.run_id}, epoch {state['epoch']})")
@@ -132,44 +129,46 @@ class CandleCheckpoint:
     on_epoch_end = save   # CANDLE's Keras callback name
 
     @property
+    def last_path(self) -> str | None:
+        """The checkpoint `last` names (None before the first save or resume)."""
+        return self.published.last
+
+    @property
+    def best_path(self) -> str | None:
+        """The checkpoint `best` names, while it exists."""
+        return self.published.best
+
+    @property
+    def resumed_from(self) -> str | None:
+        """The checkpoint restart() loaded."""
+        return self.published.resumed_from
+
+    @property
     def stop_requested(self) -> bool:
         """A stop signal arrived: the next save() writes a checkpoint and stops the run (exit 75)."""
         return self.run.preemption.signal_name is not None
 
     def _write(self, epochs_done: int, logs: dict, best: bool, kind: str) -> str:
         path = own_name(os.path.join(self.folder, f"model_checkpoint_epoch{epochs_done}.pt"), self.run_id, self.log)
-        best_path = path if best else self.best_path
         state = {"format": FORMAT, "version": VERSION, "model": _module(self.model).state_dict(),
                  "optimizer": self.optimizer.state_dict() if self.optimizer is not None else None,
                  "epoch": epochs_done, "epoch_iter": 0, "rng": rng_state(self.device), "run_id": self.run_id,
-                 "best": {"value": self.policy.best_value,
-                          "file": os.path.relpath(best_path, self.folder) if best_path else None},
+                 "best": self.published.best_entry(self.policy.best_value, path if best else self.published.best),
                  "records": self.run.records, "wall_time": self.run.wall_time()}
         info = {"format": FORMAT, "version": VERSION, "file": os.path.basename(path), "kind": kind,
                 "epoch": epochs_done, "epoch_iter": 0, "run_id": self.run_id, "params_hash": _params_hash(self.params),
                 "metadata": ckpt_setting(self.params, "ckpt_metadata"), "metrics": logs,
                 "best_metric": self.policy.best_metric, "best_mode": self.policy.best_mode,
                 "best_value": self.policy.best_value, "is_best": best}
-        started, check = time.perf_counter(), self.fence.check
-        check(f"checkpoint {path}")
+        started = time.perf_counter()
+        self.fence.check(f"checkpoint {path}")
         save_state(path, state, before_rename=lambda tmp, sha: self._write_info(path, tmp, sha, info),
                    checksum=ckpt_setting(self.params, "ckpt_checksum"))
         if self.run.test_mode:
             _check_round_trip(path, state)
-        check(f"the 'last' pointer to {os.path.basename(path)}")
-        set_pointer(self.folder, "last", path)
-        self.last_path = self.run.model_path = path
-        if best:
-            check(f"the 'best' pointer to {os.path.basename(path)}")
-            set_pointer(self.folder, "best", path)
-            self.best_path = path
-        check("ckpt.log")
-        append_log(self.folder, f"saved {os.path.basename(path)} ({kind} checkpoint: epoch {epochs_done}, "
-                                f"{info['size'] / 1e6:.1f} MB, {time.perf_counter() - started:.2f} s)"
-                                f"{' best' if best else ''}")
-        check("the deletions of the keep limit")
-        apply_keep_limit(self.folder, self.run_id, ckpt_setting(self.params, "ckpt_keep_limit"),
-                         {self.resumed_from, self.best_path, self.last_path})
+        self.published.publish(path, best, self.run_id, f"{kind} checkpoint: epoch {epochs_done}", info["size"],
+                               started)
+        self.run.model_path = path
         return path
 
     def _write_info(self, path: str, written: str, sha256: str | None, info: dict) -> None:

@@ -2,8 +2,8 @@
 
 Saving: at epoch ends and every `ckpt_every_n_iters` iterations as the policy says, and on preemption. Every
 rank contributes its RNG and data state; rank 0 copies the state (the loop's only stall) and a background
-thread writes the file, its info file, then moves the `last` (and `best`) pointer, notes it in ckpt.log and
-applies the keep limit. At most one write is in flight; a failed write is raised in the loop at the next
+thread writes the file, its info file, then publishes it as CANDLE's helper does (published.py: the `last` and
+`best` pointers, ckpt.log, the keep limit). At most one write is in flight; a failed write is raised in the loop at the next
 iteration (or at the end), and every earlier checkpoint stays intact. The checkpointer never sees the trainer:
 the caller hands it the position and two functions that capture the states (`StateCapture`).
 
@@ -30,10 +30,10 @@ from typing import Any, Callable
 from playground.distribution import collectives as dist_utils
 from playground.checkpoints.choice import choose_checkpoint, own_name
 from playground.checkpoints.files import (FORMAT, VERSION, CheckpointError, append_log, load_state, save_state,
-                                         set_pointer, write_info)
-from playground.checkpoints.keep import apply_keep_limit
+                                         write_info)
 from playground.checkpoints.policy import SavePolicy
 from playground.checkpoints.preemption import Preempted, Preemption
+from playground.checkpoints.published import PublishedCheckpoints
 from playground.checkpoints.train_state import Snapshot
 from playground.restarts.fence import Fence, Fenced
 
@@ -66,11 +66,10 @@ class Checkpointer:
         self.opts_hash = opts_hash(opts)
         self.opts = opts
         self.policy = SavePolicy(self.output, opts["epoch_iter"]["num_epochs"])
-        self.resumed_from: str | None = None
-        self.last_path: str | None = None
-        self.best_path: str | None = None
         self.preemption = Preemption()
         self.fence = Fence.from_env(run_dir)
+        self.published = PublishedCheckpoints(self.folder, self.fence, self.output["ckpt_keep_limit"],
+                                              self.output["ckpt_keep_mode"])
         self.last_stall_secs = 0.0    # how long the last save blocked the loop (rank 0), for benchmarks
         self._snapshot = Snapshot()
         self._thread: threading.Thread | None = None
@@ -108,11 +107,9 @@ class Checkpointer:
 
     def _adopt(self, path: str, state: dict) -> None:
         """Continue the checkpoint's run: its id, its best value and best file."""
-        self.run_id, self.resumed_from, self.last_path = state["run_id"], path, path
-        best = state.get("best") or {}
-        self.policy.best_value = best.get("value")
-        best_file = os.path.join(self.folder, best["file"]) if best.get("file") else None
-        self.best_path = best_file if best_file and os.path.isfile(best_file) else None
+        self.run_id = state["run_id"]
+        self.policy.best_value = (state.get("best") or {}).get("value")
+        self.published.adopt(path, state)
 
     def _choose(self) -> tuple[str | None, dict | None]:
         return choose_checkpoint(self.folder, self.output["ckpt_checksum"], self.log)
@@ -157,11 +154,9 @@ class Checkpointer:
         self._join()
         self.fence.check(f"checkpoint {path}")
         path = self._own_name(path)
-        best_path = path if best else self.best_path
         state = self._snapshot.copy(capture.shared(epoch, epoch_iter))
         state.update(ranks=ranks, run_id=self.run_id,
-                     best={"value": self.policy.best_value,
-                           "file": os.path.relpath(best_path, self.folder) if best_path else None})
+                     best=self.published.best_entry(self.policy.best_value, path if best else self.published.best))
         info = self._info(path, kind, epoch, epoch_iter, best, capture)
         self._thread = threading.Thread(target=self._write, args=(path, state, info, best),
                                         name="playground-checkpoint-writer")
@@ -183,26 +178,14 @@ class Checkpointer:
         return own_name(path, self.run_id, self.log)
 
     def _write(self, path: str, state: dict, info: dict, best: bool) -> None:
-        """The background part: info and state files, pointers, log, keep limit. Errors wait for the loop."""
-        name, check = os.path.basename(path), self.fence.check
+        """The background part: info and state files, then publishing (playground/checkpoints/published.py).
+        Errors wait for the loop."""
         try:
             started = time.perf_counter()
             save_state(path, state, before_rename=lambda tmp, sha: self._write_info(path, tmp, sha, info),
                        checksum=self.output["ckpt_checksum"])
-            check(f"the 'last' pointer to {name}")
-            set_pointer(self.folder, "last", path)
-            self.last_path = path
-            if best:
-                check(f"the 'best' pointer to {name}")
-                set_pointer(self.folder, "best", path)
-                self.best_path = path
-            check("ckpt.log")
-            append_log(self.folder, f"saved {name} ({info['kind']} checkpoint: epoch {info['epoch']}, "
-                                    f"iteration {info['epoch_iter']}, {info['size'] / 1e6:.1f} MB, "
-                                    f"{time.perf_counter() - started:.2f} s){' best' if best else ''}")
-            check("the deletions of the keep limit")
-            apply_keep_limit(self.folder, self.run_id, self.output["ckpt_keep_limit"],
-                             {self.resumed_from, self.best_path, self.last_path}, self.output["ckpt_keep_mode"])
+            self.published.publish(path, best, self.run_id, f"{info['kind']} checkpoint: epoch {info['epoch']}, "
+                                   f"iteration {info['epoch_iter']}", info["size"], started)
         except Fenced as err:    # a later attempt holds the folder: stop, and write nothing about it either
             self._error = err
         except BaseException as err:  # noqa: BLE001 - whatever happened, the loop must hear of it

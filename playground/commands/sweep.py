@@ -97,10 +97,11 @@ def _add_submit(sub: argparse._SubParsersAction) -> None:
                         help="an sbatch option for every task, e.g. --sbatch-arg=--partition=gpu (repeatable; "
                              "replaces a default of the same option)")
     submit.add_argument("--dry-run", action="store_true", help="print the script; write and submit nothing")
+    add_storage_argument(submit)
 
 
 def add_storage_argument(parser: argparse.ArgumentParser) -> None:
-    """--storage URL, for every command that opens a sweep's study (run, agent)."""
+    """--storage URL, for every command that opens a sweep's study (run, agent) or starts agents (submit)."""
     parser.add_argument("--storage", metavar="URL",
                         help="where the study lives: journal (the file in the sweep folder, default), "
                              "postgresql://user@host:port/db (password from PGPASSWORD or ~/.pgpass), or "
@@ -149,8 +150,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         return getattr(control, args.sweep_command)(args.sweep_dir)
     if args.sweep_command == "submit":
         from playground.sweeps.slurm import SlurmRequest, submit
+        _check_storage_argument(args)
         return submit(args.sweep_dir, SlurmRequest(args.agents, args.workers_per_agent, args.gpus, args.sbatch_args),
-                      dry_run=args.dry_run, spec_file=args.spec)
+                      dry_run=args.dry_run, spec_file=args.spec, storage=args.storage)
     if args.sweep_command == "summary":
         return reports.summary(args.sweep_dir, rebuild=args.rebuild)
     return {"status": reports.status, "plots": reports.plots}[args.sweep_command](args.sweep_dir)

@@ -1,5 +1,9 @@
-"""attempts.jsonl in a run folder: one line per attempt (host, pid, start, end, exit code, reason, whether it
-cost a restart). The file only grows; a line cut by a kill is skipped when read.
+"""attempts.jsonl in a run folder: one line per attempt (host, hostname, pid, start, end, exit code, reason, whether
+it cost a restart). The file only grows; a line cut by a kill is skipped when read.
+
+`host` is the host id (host.py: PLAYGROUND_HOST_ID, else the hostname), the name sweep agents and claim files
+use; `hostname` is the machine's own name. Lines written before the host id was recorded hold the hostname in
+`host` and no `hostname`: readers take each field with .get.
 """
 from __future__ import annotations
 
@@ -9,12 +13,13 @@ import socket
 from typing import Any
 
 from playground.restarts.fence import highest_claim
+from playground.restarts.host import host_id
 
 FILE = "attempts.jsonl"
 
 
 def append_attempt(run_dir: str, entry: dict[str, Any]) -> None:
-    entry = {"host": socket.gethostname(), "pid": os.getpid(), **entry}
+    entry = {"host": host_id(), "hostname": socket.gethostname(), "pid": os.getpid(), **entry}
     os.makedirs(run_dir, exist_ok=True)
     with open(os.path.join(run_dir, FILE), "a", encoding="utf-8") as handle:
         handle.write(json.dumps(entry) + "\n")

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import time
 from typing import Any
+
+from playground.restarts.host import host_id
 
 ATTEMPT_ENV = "PLAYGROUND_ATTEMPT"
 _CLAIM = re.compile(r"^claim-(\d+)$")
@@ -49,7 +50,7 @@ def create_claim(run_dir: str, attempt: int, holder: dict[str, Any] | None = Non
     except FileExistsError:
         return False
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump({"attempt": attempt, "host": socket.gethostname(), "pid": os.getpid(), "time": time.time(),
+        json.dump({"attempt": attempt, "host": host_id(), "pid": os.getpid(), "time": time.time(),
                    **(holder or {})}, handle)
         handle.flush()
         os.fsync(handle.fileno())

@@ -79,6 +79,14 @@ class SweepFolder:
                           "max_concurrent_trials, max_restarts, log_policies, agents) may change when resuming. Differences:"] + diff +
                          ["use another --sweep-dir for a new sweep"])
 
+    def record_budget(self, raw: dict) -> None:
+        """After check_same_sweep passed: sweep.json takes the spec as resumed (its budget may differ), so `sweep
+        agent`, `sweep status` and `sweep submit` work to the budget the sweep was last given, not its first."""
+        data = self.read_spec()
+        if data.get("spec") != raw:
+            data["spec"] = raw
+            write_json(self.spec_file, data)
+
     def write_trial(self, trial_id: str, record: dict[str, Any]) -> None:
         folder = self.trial_dir(trial_id)
         os.makedirs(folder, exist_ok=True)

@@ -9,20 +9,15 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import threading
 import time
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
 from playground.outputs.atomic_files import write_json
+from playground.restarts.host import host_id
 
-HOST_ENV = "PLAYGROUND_HOST_ID"
 DEFAULT_HEARTBEAT_SECONDS = 5.0
-
-
-def host_id() -> str:
-    return os.environ.get(HOST_ENV, "").strip() or socket.gethostname()
 
 
 def process_start(pid: int) -> int | None:

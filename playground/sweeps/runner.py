@@ -29,7 +29,7 @@ from playground.sweeps.retrying import StorageUnavailable
 from playground.sweeps.spec import SweepSpec, agent_settings, parse_spec
 from playground.sweeps.storage_url import JOURNAL
 from playground.sweeps.storages import locate
-from playground.sweeps.study import budget, counted, initialize, load_study
+from playground.sweeps.study import budget, counted, finished_in_budget, initialize, load_study
 from playground.sweeps.summary import write_summary
 
 EXIT_STOPPED = 75
@@ -45,6 +45,7 @@ def run_sweep(prepared: PreparedSweep, sweep_dir: str, workers: int, quiet: bool
     try:
         if folder.exists():
             folder.check_same_sweep(spec.raw, spec.identity())
+            folder.record_budget(spec.raw)
         else:
             folder.write_spec(spec.raw, spec.identity())
         return _agent(prepared, folder, workers, quiet, lock, storage=storage or prepared.spec.storage)
@@ -121,7 +122,7 @@ def _run_slots(coordinator: Coordinator, study: Any, spec: SweepSpec, folder: Sw
     def on_end(trial_id: str, outcome: Outcome) -> None:
         with summary_lock:
             ended_here[0] += 1
-            done = sum(1 for t in counted(study.get_trials(deepcopy=False)) if t.state.is_finished())
+            done = finished_in_budget(study.get_trials(deepcopy=False), total)
             value = "" if not outcome.values else " " + ", ".join(
                 f"{o.metric}={v:.6g}" for o, v in zip(spec.objectives, outcome.values))
             _say(f"[sweep] {trial_id} {outcome.state}{value} ({outcome.seconds:.1f} s) {done}/{total}", quiet)

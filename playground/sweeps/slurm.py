@@ -8,6 +8,12 @@ whose opts ask for that many spawns its ranks itself, and a torchrun `trial_prog
 torchrun). `--sbatch-arg` lines come after the defaults and replace a default of the same option. Each
 submission is a line of DIR/control/slurm.jsonl (job id, script, time). With a spec, DIR is created first
 (sweep.json only: the first agent to start creates the study). Nothing here imports the trainer.
+
+Storage: a sweep whose study is not the folder's journal (PostgreSQL, a `sweep serve` proxy; from --storage, the
+spec, else what sweep.json recorded) has its agents started with `--storage URL`, the same URL without any
+password: the script is an ordinary file others may read. A password given in the URL reaches the agents as
+PGPASSWORD in sbatch's environment, which Slurm hands to the job (its default --export=ALL), as the docs advise
+for `sweep run`.
 """
 from __future__ import annotations
 
@@ -23,6 +29,7 @@ from dataclasses import dataclass, field
 
 from playground.sweeps.errors import SweepError
 from playground.sweeps.folder import SweepFolder
+from playground.sweeps.storage_url import JOURNAL, password, redact
 
 SBATCH_TIMEOUT_S = 120
 STOP_WARNING_S = 120   # SIGTERM to the agent this long before the time limit: its trials checkpoint and exit 75
@@ -46,19 +53,21 @@ def sweep_folder(sweep_dir: str) -> tuple[SweepFolder, dict]:
     return folder, folder.read_spec().get("spec", {})
 
 
-def checked_spec(spec_file: str) -> tuple[dict, str]:
-    """The resolved spec of `spec_file` and its identity, validated as `sweep run` does before anything runs."""
+def checked_spec(spec_file: str) -> tuple[dict, str, str]:
+    """The resolved spec of `spec_file`, its identity and its storage URL (as written, password and all),
+    validated as `sweep run` does before anything runs."""
     from playground.sweeps.prepare import prepare_sweep
     from playground.sweeps.spec import load_spec
     spec = prepare_sweep(load_spec(spec_file)).spec
-    return spec.raw, spec.identity()
+    return spec.raw, spec.identity(), spec.storage
 
 
 def create_or_check(folder: SweepFolder, raw: dict, identity: str) -> None:
     """Write sweep.json of a new sweep folder (the agents create the study); an existing one must hold this
-    sweep (only the budget may differ, as for `sweep run`)."""
+    sweep (only the budget may differ, as for `sweep run`, and sweep.json then takes the new one)."""
     if folder.exists():
         folder.check_same_sweep(raw, identity)
+        folder.record_budget(raw)
     else:
         folder.write_spec(raw, identity)
 
@@ -72,9 +81,17 @@ def check_request(request: SlurmRequest) -> None:
                          "e.g. --sbatch-arg=--partition=gpu or --sbatch-arg=--time=04:00:00")
 
 
+def agents_storage(folder: SweepFolder, requested: str | None) -> str | None:
+    """The storage URL the agents must be given (--storage, else the spec's, else sweep.json's), None when they
+    open the folder's journal by themselves. May hold a password: put only `redact(url, mark="")` in files."""
+    from playground.sweeps.storages import locate
+    storage = locate(folder, requested).storage   # refuses a move between kinds, as the agents would
+    return None if storage.kind == JOURNAL and requested in (None, "auto") else storage.url
+
+
 def agent_script(folder: SweepFolder, spec: dict, request: SlurmRequest, python: str | None = None,
-                 workdir: str | None = None) -> str:
-    """The sbatch script of the agents' job array."""
+                 workdir: str | None = None, storage: str | None = None) -> str:
+    """The sbatch script of the agents' job array; `storage`: the URL its agents open (its password left out)."""
     slots = int((spec.get("resources") or {}).get("slots_per_trial", 1))
     per_task = request.workers_per_agent * slots
     logs = os.path.join(folder.root, "slurm")
@@ -87,6 +104,8 @@ def agent_script(folder: SweepFolder, spec: dict, request: SlurmRequest, python:
     directives = [arg for arg in defaults if _option(arg) not in given] + request.sbatch_args
     command = [python or sys.executable, "-m", "playground", "sweep", "agent", folder.root,
                "--workers", str(request.workers_per_agent)]
+    if storage is not None:
+        command += ["--storage", redact(storage, mark="")]
     return "\n".join([
         "#!/bin/bash",
         f"# {request.agents} sweep agent(s) of {folder.root}, {request.workers_per_agent} worker(s) each, "
@@ -100,16 +119,20 @@ def agent_script(folder: SweepFolder, spec: dict, request: SlurmRequest, python:
         ""])
 
 
-def submit(sweep_dir: str, request: SlurmRequest, dry_run: bool = False, spec_file: str | None = None) -> int:
+def submit(sweep_dir: str, request: SlurmRequest, dry_run: bool = False, spec_file: str | None = None,
+           storage: str | None = None) -> int:
     """Write and submit the array (or, with `dry_run`, print its script and write nothing); the exit code.
-    With `spec_file` the sweep folder is created from it first (or checked to hold the same sweep)."""
+    With `spec_file` the sweep folder is created from it first (or checked to hold the same sweep). `storage`:
+    --storage URL (default: the spec's storage, else the one sweep.json recorded)."""
     check_request(request)
     if spec_file is not None:
-        raw, identity = checked_spec(spec_file)
+        raw, identity, spec_storage = checked_spec(spec_file)
         folder, spec = SweepFolder(sweep_dir), raw
     else:
         folder, spec = sweep_folder(sweep_dir)
-    script = agent_script(folder, spec, request)
+        spec_storage = spec.get("storage")
+    url = agents_storage(folder, storage or spec_storage)
+    script = agent_script(folder, spec, request, storage=url)
     if dry_run:
         print(script, end="")
         return 0
@@ -120,11 +143,13 @@ def submit(sweep_dir: str, request: SlurmRequest, dry_run: bool = False, spec_fi
     if spec_file is not None:
         create_or_check(folder, raw, identity)
     path = _write_script(folder, script)
-    job_id = _sbatch(sbatch, path)
+    secret = password(url) if url else None
+    job_id = _sbatch(sbatch, path, {**os.environ, "PGPASSWORD": secret} if secret else None)
     _record(folder, {"job_id": job_id, "script": path, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                      "timestamp": time.time(), "agents": request.agents,
                      "workers_per_agent": request.workers_per_agent, "gpus": request.gpus,
-                     "sbatch_args": request.sbatch_args, "host": socket.gethostname()})
+                     "sbatch_args": request.sbatch_args, "host": socket.gethostname(),
+                     "storage": redact(url, mark="") if url else None})
     print(job_id)
     print(f"playground sweep: submitted job array {job_id}: {request.agents} agent(s) x {request.workers_per_agent} "
           f"worker(s) on {folder.root}; script {path}; logs {folder.root}/slurm/agent-{job_id}_<task>.log "
@@ -151,10 +176,11 @@ def _write_script(folder: SweepFolder, script: str) -> str:
     raise SweepError(f"{logs}: too many scripts named agents-{stamp}*.sbatch")
 
 
-def _sbatch(sbatch: str, path: str) -> str:
+def _sbatch(sbatch: str, path: str, env: dict[str, str] | None = None) -> str:
+    """Submit `path`; `env`: sbatch's environment (None: ours), which Slurm passes on to the job."""
     try:
         done = subprocess.run([sbatch, "--parsable", path], capture_output=True, text=True,
-                              timeout=SBATCH_TIMEOUT_S, stdin=subprocess.DEVNULL)
+                              timeout=SBATCH_TIMEOUT_S, stdin=subprocess.DEVNULL, env=env)
     except subprocess.TimeoutExpired:
         raise SweepError(f"sbatch did not answer within {SBATCH_TIMEOUT_S} s; the job may or may not have been "
                          f"submitted (check `squeue --me`); the script is {path}") from None

@@ -6,7 +6,7 @@ import importlib
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from playground.sweeps.errors import SweepError
 
@@ -60,6 +60,17 @@ def redact(url: str, mark: str = "***") -> str:
         netloc = f"{user.split(':', 1)[0]}{':' + mark if mark else ''}@{host}"
     query = re.sub(r"(^|&)password=[^&]*", (r"\1password=" + mark) if mark else "", parts.query).lstrip("&")
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def password(url: str) -> str | None:
+    """The password a URL holds (in its user part, or a `password=` query parameter); None when it holds none."""
+    parts = urlsplit(url)
+    if "://" not in url:
+        return None
+    if parts.password is not None:
+        return unquote(parts.password)
+    found = re.search(r"(?:^|&)password=([^&]*)", parts.query)
+    return unquote(found.group(1)) if found else None
 
 
 EXTRAS = {"postgres": ("psycopg 3", ("psycopg",)), "grpc": ("grpcio and protobuf", ("grpc", "google.protobuf"))}

@@ -130,3 +130,10 @@ def budget(spec: SweepSpec, upf_lines: list) -> int:
 def counted(trials: list) -> list:
     """The trials the budget counts: everything but imported priors and extra trials (`sweep continue`)."""
     return [t for t in trials if not t.user_attrs.get("imported") and not t.user_attrs.get("extra")]
+
+
+def finished_in_budget(trials: list, total: int) -> int:
+    """The budget's trials that reached a final state (complete, pruned, fail), never more than `total`: the
+    count of the progress line. Extra and imported trials are not the budget's; a budget lowered below the trials
+    already started (those still run to their end) shows as spent, not exceeded."""
+    return min(total, sum(1 for t in counted(trials) if t.state.is_finished()))

@@ -70,6 +70,7 @@ def test_keep_limit_deletes_old_checkpoints_but_keeps_best_and_last(tmp_path):
     assert saved_epochs(folder) == [2, 4]                      # epoch 2 has the best val_loss (0.5)
     assert read_pointer(str(folder), "best").endswith("model_checkpoint_epoch2.pt")
     assert read_pointer(str(folder), "last").endswith("model_checkpoint_epoch4.pt")
+    assert ckpt.best_path == str(folder / "model_checkpoint_epoch2.pt") and ckpt.last_path.endswith("epoch4.pt")
     log = (folder / "ckpt.log").read_text()
     assert "deleted model_checkpoint_epoch1.pt" in log and "deleted model_checkpoint_epoch3.pt" in log
 

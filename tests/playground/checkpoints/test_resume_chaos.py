@@ -82,7 +82,7 @@ WRITE_STEPS = [
     "torch.save:2",                           # the state is in a temporary file, not yet renamed
     "playground.checkpoints.checkpointer.save_state:2",     # the state file is in place, its info file is not
     "playground.checkpoints.checkpointer.write_info:2",     # the checkpoint is complete; 'last' still names the one before
-    "playground.checkpoints.checkpointer.set_pointer:2",    # 'last' moved; ckpt.log and the keep limit not yet done
+    "playground.checkpoints.published.set_pointer:2",       # 'last' moved; ckpt.log and the keep limit not yet done
 ]
 
 

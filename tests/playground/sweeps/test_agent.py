@@ -8,6 +8,7 @@ import json
 import os
 import random
 import signal
+import socket
 import subprocess
 import threading
 import sys
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from playground.cli import main
+from playground.restarts.attempts import read_attempts
 from playground.restarts.fence import claims, read_claim
 from playground.sweeps.reports import open_sweep
 
@@ -156,6 +158,9 @@ def _two_agents_share(sweep: Path, hold: Path, tmp_path: Path, capsys, extra: li
     hold.write_text("go")
     assert _finish(a, tmp_path / "a.log") == 0 and _finish(b, tmp_path / "b.log") == 0
     assert sorted(read_claim(str(d), 1)["host"] for d in run_dirs) == ["host-a", "host-b"]
+    # attempts.jsonl names each attempt's host by the same host id as its claim (the hostname beside it)
+    assert all({a["host"] for a in read_attempts(str(d))} == {read_claim(str(d), 1)["host"]} for d in run_dirs)
+    assert all(a["hostname"] == socket.gethostname() for d in run_dirs for a in read_attempts(str(d)))
     assert all(claims(str(d)) == [1] for d in run_dirs)                 # nobody adopted a live agent's trial
     assert _states(sweep) == {"t0000": "COMPLETE", "t0001": "COMPLETE"}
     assert not list((sweep / "control" / "agents").iterdir())           # both removed their heartbeats

@@ -5,6 +5,9 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
+import threading
+import time
 
 import pytest
 
@@ -160,3 +163,51 @@ def test_a_several_key_objective_is_multi_objective(write_spec, tmp_path):
     assert main(["sweep", "run", str(spec), "--sweep-dir", str(sweep), "--quiet"]) == 0
     trials = _trials(sweep)
     assert all(len(t.values) == 2 and t.values[1] == pytest.approx(1 - t.values[0] / 4) for t in trials)
+
+
+def _progress(err: str) -> list[tuple[int, int]]:
+    """The (finished, budget) counts of the `[sweep] <trial> <state> ... N/M` progress lines."""
+    return [(int(n), int(m)) for n, m in re.findall(r"^\[sweep\] \S+ \w+.* (\d+)/(\d+)$", err, re.M)]
+
+
+def test_an_agent_finishing_a_trial_of_a_raised_budget_counts_against_that_budget_never_past_it(
+        write_spec, base_file, tmp_path, capsys):
+    opts = json.loads(base_file.read_text())
+    opts["opts"]["model_param"]["contract_epoch_seconds"] = 0.1
+    base_file.write_text(json.dumps(opts))
+    space = {**SAMPLED_SPACE, "epoch_iter.num_epochs": 3}
+    sweep = tmp_path / "sweep"
+    assert main(["sweep", "run", str(write_spec({"name": "random", "max_trials": 2}, space)),
+                 "--sweep-dir", str(sweep), "--quiet"]) == 0
+    raised = write_spec({"name": "random", "max_trials": 3}, space, name="raised.json")
+
+    def pause_once_the_third_trains() -> None:   # the third trial is left paused (RUNNING) for the agent to adopt
+        deadline = time.monotonic() + 120
+        while not (sweep / "trials" / "t0002" / "metrics.jsonl").is_file() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        main(["sweep", "pause", str(sweep)])
+
+    pauser = threading.Thread(target=pause_once_the_third_trains, daemon=True)
+    pauser.start()
+    assert main(["sweep", "run", str(raised), "--sweep-dir", str(sweep), "--quiet"]) == 75
+    pauser.join()
+    assert main(["sweep", "resume", str(sweep)]) == 0
+    capsys.readouterr()
+    # `sweep agent` reads the sweep from sweep.json: the budget the sweep was resumed with, 3, not its first, 2
+    assert main(["sweep", "agent", str(sweep)]) == 0
+    assert _progress(capsys.readouterr().err) == [(3, 3)]
+
+
+def test_the_progress_count_is_the_budgets_finished_trials_and_never_exceeds_the_budget():
+    import optuna
+    from optuna.trial import TrialState, create_trial
+    from playground.sweeps.study import finished_in_budget
+
+    def trial(state: TrialState, **attrs) -> optuna.trial.FrozenTrial:
+        return create_trial(state=state, value=1.0 if state == TrialState.COMPLETE else None, user_attrs=attrs)
+
+    mine = [trial(TrialState.COMPLETE), trial(TrialState.PRUNED), trial(TrialState.FAIL), trial(TrialState.RUNNING)]
+    others = [trial(TrialState.COMPLETE, extra=True), trial(TrialState.COMPLETE, imported=True)]
+    assert finished_in_budget(mine + others, 4) == 3
+    # a budget lowered below the trials already started (they still run to their end): spent, never "4/2"
+    assert finished_in_budget(mine + [trial(TrialState.COMPLETE)], 2) == 2

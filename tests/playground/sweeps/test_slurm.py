@@ -25,6 +25,8 @@ if os.environ.get("SBATCH_FAIL"):
 shutil.copyfile(sys.argv[-1], record + ".script")
 with open(record, "w") as handle:
     json.dump(sys.argv[1:], handle)
+with open(record + ".env", "w") as handle:     # what Slurm would hand the job (its default --export=ALL)
+    json.dump({{"PGPASSWORD": os.environ.get("PGPASSWORD")}}, handle)
 print("4242;cluster0")
 '''
 
@@ -141,3 +143,40 @@ def test_submit_with_a_spec_creates_the_sweep_folder_and_refuses_another_sweep_t
     assert main(["sweep", "submit", str(folder), "--spec", str(other), "--slurm"]) == 2
     assert "holds a different sweep" in capsys.readouterr().err
     assert len((folder / "control" / "slurm.jsonl").read_text().splitlines()) == 1
+
+
+def test_agents_of_a_proxy_sweep_are_started_with_the_same_storage_url(sweep_dir, capsys):
+    folder = sweep_dir()
+    assert main(["sweep", "submit", str(folder), "--slurm", "--storage", "grpc://node07.site:13000", "--dry-run"]) == 0
+    assert (f"exec {sys.executable} -m playground sweep agent {folder} --workers 1 --storage grpc://node07.site:13000\n"
+            in capsys.readouterr().out)
+
+
+def test_agents_of_a_postgresql_sweep_get_its_url_from_sweep_json_and_no_password_is_written(
+        sweep_dir, stand_in_sbatch, capsys, monkeypatch):
+    folder = sweep_dir(storage="postgresql://ann:s3cret@db.site:5432/sweeps")
+    stored = json.loads((folder / "sweep.json").read_text())
+    assert stored["spec"]["storage"] == "postgresql://ann@db.site:5432/sweeps"
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    assert main(["sweep", "submit", str(folder), "--slurm"]) == 0     # no --storage: the one sweep.json holds
+    [script] = (folder / "slurm").glob("agents-*.sbatch")
+    assert script.read_text().endswith("--workers 1 --storage postgresql://ann@db.site:5432/sweeps\n")
+    # a password given on the command line reaches the agents through sbatch's environment, never a file
+    capsys.readouterr()
+    url = "postgresql://ann:s3cret@db.site:5432/sweeps"
+    assert main(["sweep", "submit", str(folder), "--slurm", "--storage", url]) == 0
+    assert json.loads(Path(str(stand_in_sbatch) + ".env").read_text()) == {"PGPASSWORD": "s3cret"}
+    out, err = capsys.readouterr()
+    written = [p.read_text() for p in folder.rglob("*") if p.is_file()]
+    assert not any("s3cret" in text for text in [out, err, *written])
+    assert all(text.endswith("--storage postgresql://ann@db.site:5432/sweeps\n")
+               for text in (p.read_text() for p in (folder / "slurm").glob("agents-*.sbatch")))
+
+
+def test_submit_refuses_moving_a_postgresql_sweep_to_the_journal_with_exit_2(sweep_dir, capsys, tmp_path):
+    folder = sweep_dir()
+    data = json.loads((folder / "sweep.json").read_text())
+    data["storage"] = {"url": "postgresql://ann@db.site:5432/sweeps", "study": "grid-1234"}
+    (folder / "sweep.json").write_text(json.dumps(data))
+    assert main(["sweep", "submit", str(folder), "--slurm", "--storage", "journal", "--dry-run"]) == 2
+    assert "cannot move to journal" in capsys.readouterr().err
