@@ -95,6 +95,8 @@ class LmdbImageDataset(Dataset):
         with gpu_decode, the records as they travel to the GPU."""
         if self.gpu_decode:
             return [self._encoded(index, data_pass) for data_pass, index in keys]
+        if self.spec.is_train:
+            self._random.prepare(self.seed, keys)
         return self.collate_fn.fill(len(keys), self.spec.imsize, self.spec.imsize,
                                     lambda k, out: self._write(keys[k][1], keys[k][0], out))
 

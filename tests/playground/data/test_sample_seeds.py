@@ -24,3 +24,13 @@ def test_seeds_of_more_than_32_bits_fall_back_to_numpys_seeding():
     for seed, data_pass, index in ((2 ** 32, 0, 1), (5, 2 ** 40, 3), (1, 2, 2 ** 63)):
         got = ReseededGenerator().for_sample(seed, data_pass, index)
         assert got.bit_generator.state == sample_rng(seed, data_pass, index).bit_generator.state
+
+
+def test_a_batch_prepared_at_once_gives_every_sample_the_generator_sample_rng_gives():
+    random, picks = ReseededGenerator(), np.random.default_rng(5)
+    keys = [(int(p), int(i)) for p, i in picks.integers(0, 2 ** 32, (200, 2))] + [(3, 7), (0, 0), (2 ** 40, 1)]
+    for seed in (0, 123, 2 ** 32 - 1, 2 ** 33):
+        random.prepare(seed, keys)
+        for data_pass, index in keys:
+            got = random.for_sample(seed, data_pass, index)
+            assert got.bit_generator.state == sample_rng(seed, data_pass, index).bit_generator.state
