@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -60,23 +61,52 @@ def augment_into(pixels: np.ndarray, spec: AugmentSpec, rng: np.random.Generator
     The last OpenCV step writes straight into `out` (a slot of the batch buffer): the crop's resize, or the
     mirror, or a plain copy of the crop; only colour noise, which makes new images, costs one more copy.
     """
-    if not spec.is_train:
-        np.copyto(out, center_crop(resize_shorter(pixels, max(spec.loadsize, spec.imsize)), spec.imsize))
-        return
-    if spec.scale_jitter_type == 1:
-        y, x, h, w = inception_box(pixels.shape[0], pixels.shape[1], rng)
-        resize(pixels[y:y + h, x:x + w], spec.imsize, spec.imsize, out=out)
-        if spec.mirror and rng.random() < 0.5:
-            cv2.flip(out, 1, dst=out)     # in place (OpenCV swaps columns pairwise)
-    else:
-        crop = random_crop(resize_shorter(pixels, max(spec.loadsize, spec.imsize)), spec.imsize, rng)
-        if spec.mirror and rng.random() < 0.5:
-            cv2.flip(crop, 1, dst=out)
-        else:
-            np.copyto(out, crop)
-    if spec.color_jitter or spec.color_lighting:
+    apply_plan(pixels, plan_augment(pixels.shape[0], pixels.shape[1], spec, rng), spec, out)
+    if spec.is_train and (spec.color_jitter or spec.color_lighting):
         noisy = jitter_colors(out, rng) if spec.color_jitter else out
         np.copyto(out, add_lighting(noisy, rng) if spec.color_lighting else noisy)
+
+
+class Plan(NamedTuple):
+    """The geometry chosen for one image: the rectangle (top, left, height, width) of the source it keeps, in the
+    source itself (Inception crop) or in the source first resized to `resized` (height, width); and the mirror."""
+
+    y: int
+    x: int
+    h: int
+    w: int
+    resized: tuple[int, int] | None
+    mirror: bool
+
+
+def plan_augment(height: int, width: int, spec: AugmentSpec, rng: np.random.Generator | None) -> Plan:
+    """The random geometry of an image of `height` x `width` pixels: the draws augment_into makes, in its order.
+
+    It needs the image's size only, so a batch's geometry can be drawn before its images are decoded.
+    """
+    side = spec.imsize
+    if spec.is_train and spec.scale_jitter_type == 1:
+        return Plan(*inception_box(height, width, rng), None, spec.mirror and rng.random() < 0.5)
+    resized = shorter_side_shape(height, width, max(spec.loadsize, side))
+    if not spec.is_train:
+        return Plan((resized[0] - side) // 2, (resized[1] - side) // 2, side, side, resized, False)
+    y, x = crop_origin(*resized, side, rng)
+    return Plan(y, x, side, side, resized, spec.mirror and rng.random() < 0.5)
+
+
+def apply_plan(pixels: np.ndarray, plan: Plan, spec: AugmentSpec, out: np.ndarray) -> None:
+    """Write `pixels` cut, resized and mirrored as `plan` says into `out` (imsize x imsize[, C])."""
+    y, x, h, w, resized, mirror = plan
+    if resized is None:
+        resize(pixels[y:y + h, x:x + w], spec.imsize, spec.imsize, out=out)
+        if mirror:
+            cv2.flip(out, 1, dst=out)     # in place (OpenCV swaps columns pairwise)
+        return
+    crop = resize(pixels, *resized)[y:y + h, x:x + w]
+    if mirror:
+        cv2.flip(crop, 1, dst=out)
+    else:
+        np.copyto(out, crop)
 
 
 def resize(pixels: np.ndarray, height: int, width: int, out: np.ndarray | None = None) -> np.ndarray:
@@ -101,12 +131,6 @@ def shorter_side_shape(height: int, width: int, size: int) -> tuple[int, int]:
     if height <= width:
         return size, max(size, round(width * size / height))
     return max(size, round(height * size / width)), size
-
-
-def center_crop(pixels: np.ndarray, size: int) -> np.ndarray:
-    height, width = pixels.shape[:2]
-    y, x = (height - size) // 2, (width - size) // 2
-    return pixels[y:y + size, x:x + size]
 
 
 def random_crop(pixels: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:

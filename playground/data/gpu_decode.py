@@ -17,7 +17,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from playground.data.augment import AugmentSpec, crop_origin, inception_box, sample_rng, shorter_side_shape
+from playground.data.augment import AugmentSpec, plan_augment, sample_rng
 from playground.data.image_batch import IMAGENET_MEAN, IMAGENET_STD, ImageBatcher, SkippedRecord, all_failed
 
 JPEG_MAGIC = b"\xff\xd8"
@@ -98,20 +98,13 @@ class GpuJpegBatcher(ImageBatcher):
 
 
 def augment_on_device(image: torch.Tensor, spec: AugmentSpec, rng: np.random.Generator | None) -> torch.Tensor:
-    """CxHxW uint8 -> C x imsize x imsize, with augment.augment_into's random draws in the same order."""
-    height, width = image.shape[1:]
-    side = spec.imsize
-    if not spec.is_train or spec.scale_jitter_type != 1:
-        new_h, new_w = shorter_side_shape(height, width, max(spec.loadsize, side))
-        image = resize_on_device(image, new_h, new_w)
-        y, x = crop_origin(new_h, new_w, side, rng) if spec.is_train else ((new_h - side) // 2, (new_w - side) // 2)
-        image = image[:, y:y + side, x:x + side]
+    """CxHxW uint8 -> C x imsize x imsize: augment.augment_into's geometry (the same plan, so the same draws)."""
+    y, x, h, w, resized, mirror = plan_augment(image.shape[1], image.shape[2], spec, rng)
+    if resized is None:
+        image = resize_on_device(image[:, y:y + h, x:x + w], spec.imsize, spec.imsize)
     else:
-        y, x, h, w = inception_box(height, width, rng)
-        image = resize_on_device(image[:, y:y + h, x:x + w], side, side)
-    if spec.is_train and spec.mirror and rng.random() < 0.5:
-        image = image.flip(-1)
-    return image
+        image = resize_on_device(image, *resized)[:, y:y + h, x:x + w]
+    return image.flip(-1) if mirror else image
 
 
 def resize_on_device(image: torch.Tensor, height: int, width: int) -> torch.Tensor:

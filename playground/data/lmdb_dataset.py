@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
-from playground.data.augment import AugmentSpec, augment_into
+from playground.data.augment import AugmentSpec, Plan, apply_plan, augment_into, plan_augment
 from playground.data.db_records import CAFFE, DbRecords, RecordReadError
 from playground.data.image_batch import (IMAGENET_MEAN, IMAGENET_STD, FilledBatch, ImageBatcher, ImageSample,
                                          SkippedRecord)
@@ -92,14 +92,21 @@ class LmdbImageDataset(Dataset):
 
     def get_samples(self, keys: Sequence[tuple[int, int]]) -> FilledBatch | list:
         """The (data pass, index) `keys` augmented into one batch buffer, for `collate_fn` (the loader's fetch);
-        with gpu_decode, the records as they travel to the GPU."""
+        with gpu_decode, the records as they travel to the GPU.
+
+        Every record is read and, where its header gives the image's size, every crop and mirror drawn before the
+        first image is decoded: after a decode the interpreter's own data is out of the CPU's caches, and the same
+        Python work costs several times more between decodes than in one stretch (benchmarks/README.md).
+        """
         if self.gpu_decode:
             return [self._encoded(index, data_pass) for data_pass, index in keys]
         if self.spec.is_train:
             self._random.prepare(self.seed, keys)
-        return self.collate_fn.fill(len(keys), self.spec.imsize, self.spec.imsize,
-                                    lambda k, out: self._write(keys[k][1], keys[k][0], out))
-
+        side = self.spec.imsize
+        if self.spec.is_train and (self.spec.color_jitter or self.spec.color_lighting):
+            return self.collate_fn.fill(len(keys), side, side, lambda k, out: self._write(keys[k][1], keys[k][0], out))
+        planned = [self._planned(index, data_pass) for data_pass, index in keys]
+        return self.collate_fn.fill(len(keys), side, side, lambda k, out: self._write_planned(*planned[k], out))
     def describe(self, index: int) -> str:
         """"<database>: record '<key>'", how errors name a record."""
         return f"{self.path}: record {self.records.key(index).decode(errors='replace')!r}"
@@ -120,22 +127,58 @@ class LmdbImageDataset(Dataset):
     def _write(self, index: int, data_pass: int, out: np.ndarray) -> int | SkippedRecord:
         """Write record `index`, augmented as in pass `data_pass`, into `out`; its label, or the SkippedRecord."""
         def write(record: ImageRecord) -> int:
-            rng = self._random.for_sample(self.seed, data_pass, index) if self.spec.is_train else None
-            augment_into(decode_pixels(record, self.channels), self.spec, rng, out)
+            augment_into(decode_pixels(record, self.channels), self.spec, self._generator(index, data_pass), out)
             return record.label
 
         return self._read(index, write, mapped=True)
 
+    def _planned(self, index: int, data_pass: int) -> tuple[int, int, ImageRecord | SkippedRecord, Plan | None]:
+        """Record `index` read (its payload a view of the database's memory) with its geometry drawn when the
+        record's header says the image's size; errors as _read."""
+        record = self._read(index, lambda read: read, mapped=True)
+        plan = None
+        if not isinstance(record, SkippedRecord) and record.height > 0 and record.width > 0:
+            plan = plan_augment(record.height, record.width, self.spec, self._generator(index, data_pass))
+        return index, data_pass, record, plan
+
+    def _write_planned(self, index: int, data_pass: int, record: ImageRecord | SkippedRecord, plan: Plan | None,
+                       out: np.ndarray) -> int | SkippedRecord:
+        """Decode `record` into `out` by `plan`, drawn again from the decoded size when the header had none or
+        another (a generator reseeded for the sample draws the same numbers); its label, or the SkippedRecord."""
+        if isinstance(record, SkippedRecord):
+            return record
+
+        def write() -> int:
+            pixels = decode_pixels(record, self.channels)
+            chosen = plan
+            if chosen is None or pixels.shape[:2] != (record.height, record.width):
+                chosen = plan_augment(pixels.shape[0], pixels.shape[1], self.spec, self._generator(index, data_pass))
+            apply_plan(pixels, chosen, self.spec, out)
+            return record.label
+
+        return self._attempt(index, write)
+
+    def _generator(self, index: int, data_pass: int) -> np.random.Generator | None:
+        return self._random.for_sample(self.seed, data_pass, index) if self.spec.is_train else None
+
     def _read(self, index: int, use: Callable[[ImageRecord], T], mapped: bool = False) -> T | SkippedRecord:
         """`use(record)` of record `index`; a record that cannot be read or decoded raises RecordReadError naming
         the database and key, or with bad_record "skip" becomes a SkippedRecord. `mapped`: the record's payload
-        is a view of the database's memory (no copy), valid only during `use`."""
+        is a view of the database's memory (no copy), valid while this process's read transaction is open."""
         if self._process != os.getpid():
             self._enter_process()
-        try:
+
+        def read() -> T:
             record = self.records.read_mapped(index) if mapped else self.records.read(index)
             self._check_label(index, record.label)
             return use(record)
+
+        return self._attempt(index, read)
+
+    def _attempt(self, index: int, work: Callable[[], T]) -> T | SkippedRecord:
+        """work() for record `index`, its errors named as _read names them."""
+        try:
+            return work()
         except (RecordError, cv2.error) as err:
             failure = RecordReadError(f"{self.describe(index)}: {str(err).strip()}")
         except LabelError:

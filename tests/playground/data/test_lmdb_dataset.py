@@ -179,12 +179,17 @@ def _pre_uint8_batch(dataset: LmdbImageDataset, keys: list[tuple[int, int]]) -> 
 
 
 @pytest.mark.parametrize("jitter", [0, 1])
-def test_seeded_batches_equal_the_float32_per_image_pipeline_up_to_rounding(tmp_path, jitter):
+@pytest.mark.parametrize("header_size", ["absent", "true", "wrong"])
+def test_seeded_batches_equal_the_float32_per_image_pipeline_up_to_rounding(tmp_path, jitter, header_size):
+    """Whether a record's header gives its image's size (crops drawn before decoding), gives none, or gives a
+    wrong one (drawn again from the decoded size), the batches are the per-image pipeline's."""
     rng = np.random.default_rng(jitter)
     writer = LmdbWriter(str(tmp_path / "db"))
     for index in range(10):
         photo = cv2.GaussianBlur(rng.integers(0, 256, (48 + 4 * index, 80 - 2 * index, 3), np.uint8), (5, 5), 1.5)
-        writer.append(ImageRecord(label=index, payload=cv2.imencode(".jpg", photo)[1].tobytes()))
+        height, width = {"absent": (0, 0), "true": photo.shape[:2], "wrong": photo.shape[1::-1]}[header_size]
+        writer.append(ImageRecord(label=index, payload=cv2.imencode(".jpg", photo)[1].tobytes(), height=height,
+                                  width=width, channels=3))
     writer.finish([str(i) for i in range(10)])
     spec = AugmentSpec(is_train=True, loadsize=40, imsize=24, scale_jitter_type=jitter)
     dataset = LmdbImageDataset(str(tmp_path / "db"), spec, seed=7)
