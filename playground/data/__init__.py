@@ -10,6 +10,7 @@
     augment.py         crops, resizing, mirror; random choices from (seed, pass, index)
     sample_seeds.py    those per-image generators, reseeded in place (numpy's seeding, computed directly)
     color_augment.py   brightness/contrast/saturation jitter and PCA lighting noise
-    image_batch.py     collation into one preallocated, normalised batch tensor
+    image_batch.py     collation into one preallocated uint8 batch, normalised on the training device
+    batch_ring.py      a loader worker's reused shared-memory batches, each crossing to the trainer once
     lmdb_dataset.py    the torch Dataset the input component hands to the framework
 """
