@@ -25,6 +25,7 @@ import os, signal, sys
 sys.path.insert(0, {os.path.dirname(SCRIPT)!r})
 from digits_mlp_candle import *
 import playground.candle.checkpoint as helper
+import playground.checkpoints.published as published
 if os.environ.get("STOP_IN_EPOCH"):
     _save = helper.CandleCheckpoint.save
     def save(self, epoch, logs=None, samples=None):
@@ -33,11 +34,11 @@ if os.environ.get("STOP_IN_EPOCH"):
         return _save(self, epoch, logs, samples)
     helper.CandleCheckpoint.save = save
 if os.environ.get("KILL_AFTER_POINTER"):
-    _pointer = helper.set_pointer
+    _pointer = published.set_pointer
     def set_pointer(*args):
         _pointer(*args)
         os.kill(os.getpid(), signal.SIGKILL)
-    helper.set_pointer = set_pointer
+    published.set_pointer = set_pointer
 '''
 
 
