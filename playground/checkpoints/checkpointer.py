@@ -69,7 +69,7 @@ class Checkpointer:
         self.preemption = Preemption()
         self.fence = Fence.from_env(run_dir)
         self.published = PublishedCheckpoints(self.folder, self.fence, self.output["ckpt_keep_limit"],
-                                              self.output["ckpt_keep_mode"])
+                                              self.output["ckpt_keep_mode"], key_prefix="output.")
         self.last_stall_secs = 0.0    # how long the last save blocked the loop (rank 0), for benchmarks
         self._snapshot = Snapshot()
         self._thread: threading.Thread | None = None

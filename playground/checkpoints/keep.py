@@ -20,8 +20,9 @@ from playground.checkpoints.files import FORMAT, append_log, info_path, list_che
 
 
 def apply_keep_limit(folder: str, run_id: str, limit: int, protected: set[str | None],
-                     mode: str = "linear") -> list[str]:
-    """Delete what the limit (and the mode) drops; return the deleted paths. Each deletion is noted in ckpt.log."""
+                     mode: str = "linear", key_prefix: str = "") -> list[str]:
+    """Delete what the limit (and the mode) drops; return the deleted paths. Each deletion is noted in ckpt.log,
+    naming the keys as the user wrote them: `key_prefix` is "output." for opts, "" for CANDLE's flat params."""
     protected_paths = {os.path.realpath(p) for p in protected if p}
     mine = [c for c in list_checkpoints(folder) if c.info.get("run_id") == run_id]
     mine.sort(key=lambda c: c.info.get("timestamp", 0), reverse=True)
@@ -41,8 +42,8 @@ def apply_keep_limit(folder: str, run_id: str, limit: int, protected: set[str | 
         os.unlink(candidate.path)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(info_path(candidate.path))
-        append_log(folder, f"deleted {os.path.basename(candidate.path)} (output.ckpt_keep_limit {limit}, "
-                           f"ckpt_keep_mode {mode})")
+        append_log(folder, f"deleted {os.path.basename(candidate.path)} ({key_prefix}ckpt_keep_limit {limit}, "
+                           f"{key_prefix}ckpt_keep_mode {mode})")
         deleted.append(candidate.path)
     return deleted + _remove_orphan_infos(folder, run_id)
 

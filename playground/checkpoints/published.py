@@ -24,11 +24,14 @@ class PublishedCheckpoints:
     """The checkpoints of one run that its folder's pointers name, and the sequence that publishes another.
 
     `last`, `best` and `resumed_from` are paths (None until known); the keep limit never deletes them.
+    `key_prefix` is where the keep keys live in what the user wrote ("output." in opts, "" in CANDLE's params),
+    so ckpt.log names the key the user set.
     """
 
-    def __init__(self, folder: str, fence: Fence, keep_limit: int, keep_mode: str = "linear") -> None:
+    def __init__(self, folder: str, fence: Fence, keep_limit: int, keep_mode: str = "linear",
+                 key_prefix: str = "") -> None:
         self.folder, self.fence = folder, fence
-        self.keep_limit, self.keep_mode = keep_limit, keep_mode
+        self.keep_limit, self.keep_mode, self.key_prefix = keep_limit, keep_mode, key_prefix
         self.resumed_from: str | None = None
         self.last: str | None = None
         self.best: str | None = None
@@ -65,4 +68,4 @@ class PublishedCheckpoints:
                                 f"{time.perf_counter() - started:.2f} s){' best' if best else ''}")
         check("the deletions of the keep limit")
         apply_keep_limit(self.folder, run_id, self.keep_limit, {self.resumed_from, self.best, self.last},
-                         self.keep_mode)
+                         self.keep_mode, self.key_prefix)

@@ -75,6 +75,13 @@ def test_keep_limit_deletes_old_checkpoints_but_keeps_best_and_last(tmp_path):
     assert "deleted model_checkpoint_epoch1.pt" in log and "deleted model_checkpoint_epoch3.pt" in log
 
 
+def test_keep_limit_deletions_in_ckpt_log_name_the_keys_as_a_candle_user_sets_them(tmp_path):
+    train(params_for(tmp_path, ckpt_keep_limit=1))
+    log = (tmp_path / "ckpts" / "ckpt.log").read_text()
+    assert "deleted model_checkpoint_epoch1.pt (ckpt_keep_limit 1, ckpt_keep_mode linear)" in log
+    assert "output." not in log                # CANDLE params are flat: there is no output section to set
+
+
 def test_save_interval_skip_epochs_and_best_decide_what_is_written(tmp_path):
     train(params_for(tmp_path, epochs=5, ckpt_save_interval=2, ckpt_skip_epochs=1, ckpt_save_best=False),
           val_losses=(1, 1, 1, 1, 1))
