@@ -9,11 +9,12 @@
 CANDLE's keys, read from params with its defaults: `ckpt_restart_mode` (auto: resume from `last` when there is
 one; required: fail without one; off), `ckpt_save_interval` (1), `ckpt_skip_epochs` (0), `ckpt_save_best`
 (True) by `ckpt_save_best_metric` ("val_loss", min for names with loss/error), `ckpt_keep_limit` (1000000) with
-`ckpt_keep_mode` "linear", `ckpt_checksum` (False), `ckpt_metadata` (None), `ckpt_directory` ("./save"; a run
-of `playground candle` defaults it to `<run-dir>/checkpoints`). The folder holds `model_checkpoint_epochN.pt`
-with its info JSON, `last` and `best` pointers and `ckpt.log` (docs/checkpoints.md); the last epoch is always
-saved. Each checkpoint holds model, optimizer, the epoch records and every RNG state, so a resumed loop that
-draws its randomness (shuffling, dropout) from the global generators continues bitwise as if never stopped.
+`ckpt_keep_mode` "linear" (or "exponential", which CANDLE names but never built), `ckpt_checksum` (False),
+`ckpt_metadata` (None), `ckpt_directory` ("./save"; a run of `playground candle` defaults it to
+`<run-dir>/checkpoints`). The folder holds `model_checkpoint_epochN.pt` with its info JSON, `last` and `best`
+pointers and `ckpt.log` (docs/checkpoints.md); the last epoch is always saved. Each checkpoint holds model,
+optimizer, the epoch records and every RNG state, so a resumed loop that draws its randomness (shuffling,
+dropout) from the global generators continues bitwise as if never stopped.
 
 Under `playground candle`, save() also appends the epoch's record to the run's metrics.jsonl, and after a
 SIGTERM it writes a checkpoint and raises Preempted (the command exits 75; re-running resumes). There, too,

@@ -26,7 +26,7 @@ COMMON: dict[str, OptType] = {
     "experiment_id": Str(), "run_id": Str(), "verbose": Bool(), "shuffle": Bool(), "timeout": Int(),
     "ckpt_restart_mode": Choice(["off", "auto", "required"]), "ckpt_save_best": Bool(),
     "ckpt_save_best_metric": Str(), "ckpt_skip_epochs": Int(0), "ckpt_save_interval": Int(0),
-    "ckpt_checksum": Bool(), "ckpt_keep_mode": Choice(["linear"]), "ckpt_keep_limit": Int(1),
+    "ckpt_checksum": Bool(), "ckpt_keep_mode": Choice(["linear", "exponential"]), "ckpt_keep_limit": Int(1),
     "ckpt_directory": Str(), "ckpt_metadata": Str(),
 }
 

@@ -110,3 +110,31 @@ def test_a_script_without_run_is_refused(tmp_path, capsys):
     (tmp_path / "nothing.py").write_text(textwrap.dedent("def initialize_parameters():\n    return {}\n"))
     assert run_candle(CandleCommand(str(tmp_path / "nothing.py"), run_dir=str(tmp_path / "run"))) == 2
     assert "run is missing" in capsys.readouterr().err
+
+
+CHECKPOINTED_SCRIPT = '''
+import torch
+from playground.candle import CandleCheckpoint
+
+def initialize_parameters():
+    return {"epochs": 9}
+
+def run(params):
+    model = torch.nn.Linear(2, 1)
+    ckpt = CandleCheckpoint(params, model)
+    for epoch in range(ckpt.restart(), params["epochs"]):
+        ckpt.save(epoch, {"val_loss": float(epoch)})     # rising: the first epoch stays the best
+    ckpt.report_final()
+'''
+
+
+def test_exponential_keep_mode_is_accepted_and_keeps_checkpoints_at_growing_distances_and_the_best(tmp_path):
+    # CANDLE documents exponential as not yet implemented; ours is the playground runs' mode (test_policy.py):
+    # after 9 epochs, epochs 9, 8, 6 and 4 (0, 1, 3 and 5 back) remain, and the protected best, epoch 1.
+    (tmp_path / "keeper.py").write_text(CHECKPOINTED_SCRIPT)
+    code = run_candle(CandleCommand(str(tmp_path / "keeper.py"), sets=["ckpt_keep_mode=exponential"],
+                                    run_dir=str(tmp_path / "run")))
+    assert code == 0
+    folder = tmp_path / "run" / "checkpoints"
+    assert sorted(p.name for p in folder.glob("*.pt")) == [f"model_checkpoint_epoch{e}.pt" for e in (1, 4, 6, 8, 9)]
+    assert "(ckpt_keep_limit 1000000, ckpt_keep_mode exponential)" in (folder / "ckpt.log").read_text()
