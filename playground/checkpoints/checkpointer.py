@@ -1,4 +1,4 @@
-"""Checkpointing of a run: when to save (checkpoint_policy.py), what (train_state.py), where to resume from.
+"""Checkpointing of a run: when to save (policy.py), what (train_state.py), where to resume from.
 
 Saving: at epoch ends and every `ckpt_every_n_iters` iterations as the policy says, and on preemption. Every
 rank contributes its RNG and data state; rank 0 copies the state (the loop's only stall) and a background

@@ -10,7 +10,7 @@ new pass; otherwise the stream runs across pass boundaries.
 Each sample is requested as (pass, index): a dataset that defines `get_sample(index, epoch)` receives the pass
 number so its random augmentation can depend only on (seed, pass, index); others get `dataset[index]`.
 Test samples are sharded without padding (rank r takes indices r, r+W, ...), so each is counted once.
-The forms of data accepted (array tuples, DataLoaders, iterable datasets) are adapted in data_forms.py; an
+The forms of data accepted (array tuples, DataLoaders, iterable datasets) are adapted in forms.py; an
 iterable dataset is read in its own order and sharded by position (iterable_shards.py).
 """
 from __future__ import annotations

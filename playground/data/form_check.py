@@ -1,7 +1,7 @@
 """Before any rank starts: the input component's data is in a form the batch stream can read.
 
 Calls the component's `get_input_dataset(opts)` once in the launching process and adapts each split as the
-ranks will (data_forms.py). Only for components whose `gen_input_builder_fun` hands its dataset on unchanged
+ranks will (forms.py). Only for components whose `gen_input_builder_fun` hands its dataset on unchanged
 (the common case): otherwise the builder decides the form, and only the ranks can see it. An exception inside
 get_input_dataset is left for the run to report in its own words.
 """

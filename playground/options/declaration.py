@@ -1,6 +1,6 @@
 """One declared opts key: its dotted path, type, default, whether it is mandatory, and who reads it.
 
-The framework declares its keys in `builtin_opts.py`; a component declares the keys it reads in the CANDLE
+The framework declares its keys in `builtin.py`; a component declares the keys it reads in the CANDLE
 style, as a module-level list `additional_definitions` of dicts (name, type, default, required, choices, help)
 plus an optional list `required` of names. `from_definition` turns one such dict into an `Opt`.
 """

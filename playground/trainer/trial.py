@@ -3,7 +3,7 @@
 A trial is any class, named in `model.trial_py`, built as `Trial(context)` and defining:
 
 - `build_model() -> nn.Module`
-- `build_training_data_loader()`, `build_validation_data_loader()`: data in any form playground/data_forms.py
+- `build_training_data_loader()`, `build_validation_data_loader()`: data in any form playground/data/forms.py
   accepts (an (x, y) tuple of arrays, a Dataset, a DataLoader, an IterableDataset); the validation data may be None
 - optionally `build_optimizer(model) -> optimizer or (optimizer, schedule)` (else the opts' update rule),
   `build_loss() -> loss_fn(output, labels)` (else cross-entropy, for the usual forward and loss),

@@ -1,4 +1,4 @@
-"""Runs a trial class (`model.trial_py`, playground/trial.py) in the AnyExp loop by filling the trainer's component
+"""Runs a trial class (`model.trial_py`, trial.py) in the AnyExp loop by filling the trainer's component
 slots from it: input (its data loaders), forward pass (its model and loss), update rule (its optimizer, else the
 opts' component), and the training and test steps (its train_batch / evaluate_batch). The loop, the hooks,
 checkpoints, record points and resume are the ones every run has.

@@ -1,5 +1,5 @@
-"""CANDLE's checkpoint policy keys, one by one (playground/checkpoints/policy.py, checkpoint_keep.py,
-checkpoint.py): which checkpoints a run writes, keeps, points to and resumes from."""
+"""CANDLE's checkpoint policy keys, one by one (playground/checkpoints/policy.py, keep.py,
+checkpointer.py): which checkpoints a run writes, keeps, points to and resumes from."""
 from __future__ import annotations
 
 import json

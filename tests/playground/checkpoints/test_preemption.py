@@ -1,5 +1,5 @@
-"""Preemption (playground/checkpoints/preemption.py, checkpoint.py): SIGTERM or SIGINT finishes the iteration, writes a
-checkpoint and exits with 75; re-running the same command resumes as if nothing happened."""
+"""Preemption (playground/checkpoints/preemption.py, checkpointer.py): SIGTERM or SIGINT finishes the iteration,
+writes a checkpoint and exits with 75; re-running the same command resumes as if nothing happened."""
 from __future__ import annotations
 
 import os

@@ -1,5 +1,5 @@
 """Data in any common form: numpy/tensor tuples, named inputs, DataLoaders, iterable datasets
-(playground/data/forms.py, iterable_shards.py, data_form_check.py, as batch_stream.py uses them)."""
+(playground/data/forms.py, iterable_shards.py, form_check.py, as batch_stream.py uses them)."""
 from __future__ import annotations
 
 import itertools
