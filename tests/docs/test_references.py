@@ -1,6 +1,6 @@
-"""What README.md and docs/*.md name exists: repository paths, file names, modules, links and anchors, and the
-options of the `playground` command lines they show. A file renamed or moved fails here with the page and line
-that still names it (docs/checkpoints.md once mapped its code to files that had been renamed long before)."""
+"""What README.md, docs/*.md and benchmarks/README.md name exists: repository paths, file names, modules, links
+and anchors, and the options of the `playground` command lines they show. A file renamed or moved fails here with
+the page and line that still names it (docs/checkpoints.md once mapped its code to files renamed long before)."""
 from __future__ import annotations
 
 import argparse
@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import REPO
 
-PAGES = sorted((REPO / "docs").glob("*.md")) + [REPO / "README.md"]
+PAGES = sorted((REPO / "docs").glob("*.md")) + [REPO / "README.md", REPO / "benchmarks" / "README.md"]
 TOP_LEVEL = ("playground", "tests", "components", "benchmarks", "experiments", "docs")
 SKIPPED_FOLDERS = {".git", ".venv", "__pycache__", "runs", "demo-data", "build"}
 # Files the docs ask the reader to write, or that CANDLE's own user guide names: not in the repository.
