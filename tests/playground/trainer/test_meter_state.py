@@ -2,7 +2,6 @@
 checkpointed per rank and restored exactly; the complete example of docs/components.md is the meter used."""
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -12,7 +11,7 @@ import torch
 
 from playground.api import prepare_opts, run
 from playground.options.layers import OptsError
-from tests.conftest import REPO, run_cli, tiny_opts
+from tests.conftest import REPO, tiny_opts
 
 
 @pytest.fixture
@@ -58,11 +57,7 @@ def test_a_matrix_state_is_added_over_two_ranks(tmp_path, confusion_meter):
     results = {1: run(recall_opts(confusion_meter), run_dir=str(tmp_path / "1"))["metrics"]}
     opts = recall_opts(confusion_meter, batch_per_device=8)
     opts["distributed"]["num_cpus"] = 2
-    (tmp_path / "2.json").write_text(json.dumps({"opts": opts}))
-    proc = run_cli("--parameters-file", str(tmp_path / "2.json"), "--run-dir", str(tmp_path / "2"),
-                   env={"PYTHONPATH": str(tmp_path)})
-    assert proc.returncode == 0, proc.stderr
-    results[2] = json.loads((tmp_path / "2" / "results.json").read_text())["metrics"]
+    results[2] = run(opts, run_dir=str(tmp_path / "2"))["metrics"]     # two spawned rank processes
     for name in ("train_recall", "test_recall"):
         assert results[2][name] == pytest.approx(results[1][name], abs=1e-12), name
 
