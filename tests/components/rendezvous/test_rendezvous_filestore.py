@@ -9,6 +9,7 @@ import sys
 import pytest
 import torch
 
+from playground.api import run
 from tests.conftest import REPO, run_cli, tiny_opts
 
 pytestmark = pytest.mark.slow
@@ -63,8 +64,7 @@ def test_two_shards_started_separately_train_and_a_later_attempt_ignores_the_dea
     single = shard_opts(tmp_path)
     single["distributed"].update(num_shards=1, num_cpus=1)
     single["epoch_iter"]["batch_per_device"] = 32
-    proc = run_cli("--parameters-file", opts_file(single, "single.json"), "--run-dir", str(tmp_path / "single"))
-    assert proc.returncode == 0, proc.stderr
+    run(single, run_dir=str(tmp_path / "single"))      # a reference: in this process, no start-up to pay
     a = torch.load(os.path.realpath(run_dir / "checkpoints" / "last"), weights_only=True)["model"]
     b = torch.load(os.path.realpath(tmp_path / "single" / "checkpoints" / "last"), weights_only=True)["model"]
     for key in a:
