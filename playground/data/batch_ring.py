@@ -14,6 +14,7 @@ and another ring arrives; buffers of a batch still in use stay alive with that b
 from __future__ import annotations
 
 import math
+import multiprocessing
 import os
 import uuid
 import weakref
@@ -127,10 +128,5 @@ def new_shared(shape: Sequence[int]) -> torch.Tensor:
 
 
 def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    """Whether loader worker `pid` (a child of this process, whatever its start method) still runs."""
+    return any(child.pid == pid for child in multiprocessing.active_children())
