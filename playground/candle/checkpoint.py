@@ -37,9 +37,11 @@ from playground.checkpoints.choice import choose_checkpoint, own_name
 from playground.checkpoints.files import FORMAT, VERSION, CheckpointError, append_log, save_state, write_completed_info
 from playground.checkpoints.policy import SavePolicy
 from playground.checkpoints.published import PublishedCheckpoints
+from playground.candle.params import COMMON
 from playground.candle.run_folder import CandleRunFolder, active_run
 from playground.checkpoints.preemption import Preempted
 from playground.checkpoints.train_state import rng_state, set_rng_state
+from playground.options.value_types import OptTypeError
 from playground.restarts.fence import Fence
 
 DEFAULTS = {"ckpt_restart_mode": "auto", "ckpt_save_best": True, "ckpt_save_best_metric": "val_loss",
@@ -48,8 +50,15 @@ DEFAULTS = {"ckpt_restart_mode": "auto", "ckpt_save_best": True, "ckpt_save_best
 
 
 def ckpt_setting(params: dict, key: str) -> Any:
+    """The checkpoint parameter `key` of `params`, CANDLE's default when unset; a value of the wrong type or
+    outside its choices raises ValueError naming the key (a script run alone has not had its params checked)."""
     value = params.get(key)
-    return DEFAULTS[key] if value is None else value
+    if value is None:
+        return DEFAULTS[key]
+    try:
+        return COMMON[key].check(value) if key in COMMON else value
+    except OptTypeError as err:
+        raise ValueError(f"CANDLE checkpoint parameter {key} = {value!r}: expected {err.expected}") from None
 
 
 class CandleCheckpoint:
@@ -57,6 +66,8 @@ class CandleCheckpoint:
 
     def __init__(self, params: dict, model: torch.nn.Module, optimizer: torch.optim.Optimizer | None = None,
                  samples_per_epoch: int | None = None, device: torch.device | str = "cpu") -> None:
+        for key in DEFAULTS:           # every checkpoint parameter checked before anything is read or written
+            ckpt_setting(params, key)
         self.params, self.model, self.optimizer = params, model, optimizer
         self.samples_per_epoch, self.device = samples_per_epoch, torch.device(device)
         self.log = logging.getLogger("playground")

@@ -108,3 +108,12 @@ def test_info_files_hold_metadata_metrics_and_checksum(tmp_path):
     info = json.loads((tmp_path / "ckpts" / "model_checkpoint_epoch1.json").read_text())
     assert info["metadata"] == "job 7 on node a1" and info["metrics"]["val_loss"] == 0.9
     assert info["epoch"] == 1 and info["is_best"] and len(info["sha256"]) == 64
+
+
+@pytest.mark.parametrize("key, value", [("ckpt_keep_mode", "expo"), ("ckpt_keep_limit", 0),
+                                        ("ckpt_restart_mode", "sometimes")])
+def test_a_script_run_alone_with_a_bad_checkpoint_parameter_is_told_which_before_anything_is_written(tmp_path, key,
+                                                                                                      value):
+    with pytest.raises(ValueError, match=f"CANDLE checkpoint parameter {key} = {value!r}: expected"):
+        CandleCheckpoint(params_for(tmp_path, **{key: value}), torch.nn.Linear(2, 2))
+    assert not (tmp_path / "ckpts").exists()
