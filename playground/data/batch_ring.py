@@ -30,8 +30,7 @@ RingKey = tuple[int, str]   # (worker pid, a name unique to the ring)
 class RingReceiver:
     """The training process's side: every ring buffer received so far, by ring and slot."""
 
-    def __init__(self, token: str) -> None:
-        self.token = token
+    def __init__(self) -> None:
         self.rings: dict[RingKey, dict[int, torch.Tensor]] = {}
 
     def resolve(self, key: RingKey, slot: int, buffer: torch.Tensor | None) -> torch.Tensor:
@@ -58,7 +57,7 @@ def receiver(token: str) -> RingReceiver:
     """This process's receiver for the batcher `token` (one per token, shared by copies of the batcher)."""
     found = _RECEIVERS.get(token)
     if found is None:
-        found = _RECEIVERS[token] = RingReceiver(token)
+        found = _RECEIVERS[token] = RingReceiver()
     return found
 
 

@@ -102,11 +102,10 @@ class LmdbImageDataset(Dataset):
             return [self._encoded(index, data_pass) for data_pass, index in keys]
         if self.spec.is_train:
             self._random.prepare(self.seed, keys)
-        side = self.spec.imsize
-        if self.spec.is_train and (self.spec.color_jitter or self.spec.color_lighting):
-            return self.collate_fn.fill(len(keys), side, side, lambda k, out: self._write(keys[k][1], keys[k][0], out))
         planned = [self._planned(index, data_pass) for data_pass, index in keys]
+        side = self.spec.imsize
         return self.collate_fn.fill(len(keys), side, side, lambda k, out: self._write_planned(*planned[k], out))
+
     def describe(self, index: int) -> str:
         """"<database>: record '<key>'", how errors name a record."""
         return f"{self.path}: record {self.records.key(index).decode(errors='replace')!r}"
@@ -134,26 +133,29 @@ class LmdbImageDataset(Dataset):
 
     def _planned(self, index: int, data_pass: int) -> tuple[int, int, ImageRecord | SkippedRecord, Plan | None]:
         """Record `index` read (its payload a view of the database's memory) with its geometry drawn when the
-        record's header says the image's size; errors as _read."""
+        record's header says the image's size and no colour noise follows (its draws come after the geometry's,
+        from the same generator); errors as _read."""
         record = self._read(index, lambda read: read, mapped=True)
         plan = None
-        if not isinstance(record, SkippedRecord) and record.height > 0 and record.width > 0:
+        colour = self.spec.is_train and (self.spec.color_jitter or self.spec.color_lighting)
+        if not colour and not isinstance(record, SkippedRecord) and record.height > 0 and record.width > 0:
             plan = plan_augment(record.height, record.width, self.spec, self._generator(index, data_pass))
         return index, data_pass, record, plan
 
     def _write_planned(self, index: int, data_pass: int, record: ImageRecord | SkippedRecord, plan: Plan | None,
                        out: np.ndarray) -> int | SkippedRecord:
-        """Decode `record` into `out` by `plan`, drawn again from the decoded size when the header had none or
-        another (a generator reseeded for the sample draws the same numbers); its label, or the SkippedRecord."""
+        """Decode `record` into `out` by `plan`; without one, or when the decoded size is not the header's, augmented
+        from the decoded pixels as augment_into does (a generator reseeded for the sample draws the same numbers);
+        its label, or the SkippedRecord."""
         if isinstance(record, SkippedRecord):
             return record
 
         def write() -> int:
             pixels = decode_pixels(record, self.channels)
-            chosen = plan
-            if chosen is None or pixels.shape[:2] != (record.height, record.width):
-                chosen = plan_augment(pixels.shape[0], pixels.shape[1], self.spec, self._generator(index, data_pass))
-            apply_plan(pixels, chosen, self.spec, out)
+            if plan is None or pixels.shape[:2] != (record.height, record.width):
+                augment_into(pixels, self.spec, self._generator(index, data_pass), out)
+            else:
+                apply_plan(pixels, plan, self.spec, out)
             return record.label
 
         return self._attempt(index, write)

@@ -91,6 +91,15 @@ def test_augmentation_depends_only_on_seed_pass_and_index(numbered_db):
     assert len({first.get_sample(5, p).pixels.tobytes() for p in range(8)}) == 8
 
 
+def test_a_batch_holds_each_samples_own_augmentation_with_colour_noise_and_without(numbered_db):
+    for spec in (TRAIN, AugmentSpec(is_train=True, loadsize=20, imsize=16, scale_jitter_type=0)):
+        dataset = LmdbImageDataset(numbered_db, spec, seed=1)
+        keys = [(3, 5), (0, 2), (7, 1)]
+        batch = dataset.get_samples(keys)
+        for slot, (data_pass, index) in zip(batch.images.numpy(), keys):
+            assert np.array_equal(slot, dataset.get_sample(index, data_pass).pixels)
+
+
 @pytest.mark.parametrize("method", ["fork", "spawn"])
 def test_loader_workers_give_the_batches_of_the_trainer_process(numbered_db, method):
     dataset = LmdbImageDataset(numbered_db, TRAIN)
