@@ -65,6 +65,14 @@ def _initialise(spec: Path, sweep: Path) -> None:
     (sweep / "control" / "PAUSE").unlink()
 
 
+def _story(run_dirs: list[Path]) -> str:
+    """Each run folder's claims, attempts and terminal output, for a failure message."""
+    return "\n".join(f"{d.name}: claims {[read_claim(str(d), n) for n in claims(str(d))]}\n"
+                     f"attempts {read_attempts(str(d))}\n"
+                     f"log {(d / 'sweep-trial.log').read_text()[-2000:] if (d / 'sweep-trial.log').is_file() else ''}"
+                     for d in run_dirs)
+
+
 def _states(sweep: Path) -> dict[str, str]:
     _, _, study = open_sweep(str(sweep))
     return {t.user_attrs["trial_id"] if "trial_id" in t.user_attrs else f"t{t.number:04d}": t.state.name
@@ -161,7 +169,7 @@ def _two_agents_share(sweep: Path, hold: Path, tmp_path: Path, capsys, extra: li
     # attempts.jsonl names each attempt's host by the same host id as its claim (the hostname beside it)
     assert all({a["host"] for a in read_attempts(str(d))} == {read_claim(str(d), 1)["host"]} for d in run_dirs)
     assert all(a["hostname"] == socket.gethostname() for d in run_dirs for a in read_attempts(str(d)))
-    assert all(claims(str(d)) == [1] for d in run_dirs)                 # nobody adopted a live agent's trial
+    assert all(claims(str(d)) == [1] for d in run_dirs), _story(run_dirs)   # nobody adopted a live agent's trial
     assert _states(sweep) == {"t0000": "COMPLETE", "t0001": "COMPLETE"}
     assert not list((sweep / "control" / "agents").iterdir())           # both removed their heartbeats
 
