@@ -34,11 +34,14 @@ def test_cpu_normalisation_is_pixel_over_255_minus_mean_over_std_for_any_pixels_
     raw = torch.from_numpy(rng.integers(0, 256, (4, 9, 11, 3), dtype=np.uint8))
     raw[1] = 7                         # every plane constant
     raw[2, :, :, 1] = 255              # one plane constant at the top of the range
-    images = ImageBatcher(3).normalise(raw)
     pixels = raw.permute(0, 3, 1, 2).double()
     expected = (pixels / 255 - torch.tensor(IMAGENET_MEAN).view(3, 1, 1)) / torch.tensor(IMAGENET_STD).view(3, 1, 1)
-    assert images.dtype == torch.float32 and images.is_contiguous()
-    assert torch.allclose(images.double(), expected, rtol=0, atol=2e-6)
+    reusing = ImageBatcher(3)
+    reusing.reuse_buffers(4)           # the training process's reused outputs: a short batch is a slice of one
+    for batcher, count in ((ImageBatcher(3), 4), (reusing, 4), (reusing, 3), (reusing, 1)):
+        images = batcher.normalise(raw[:count])
+        assert images.dtype == torch.float32 and images.is_contiguous()
+        assert torch.allclose(images.double(), expected[:count], rtol=0, atol=2e-6)
 
 
 def test_gray_batches_have_one_channel_and_their_own_statistics():
