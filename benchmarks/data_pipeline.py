@@ -14,7 +14,8 @@ class folders and as a playground LMDB holding the same bytes (make-lmdb), then 
   d  torchvision ImageFolder + PIL with RandomResizedCrop, RandomHorizontalFlip, ToTensor, Normalize on the
      same images as files, same batch, workers, prefetching and persistent workers
 
-c and d are timed after their first batch (worker start-up excluded); each figure is the best of --repeat
+c and d are timed after the same number of warm-up batches (worker start-up excluded: forking, and each
+worker filling every slot of its reused shared-memory ring once, whose first page writes fault); each figure is the best of --repeat
 rounds (the machine is shared), and the ratios are also given as the median of each round's own ratios (its b
 and c measured seconds apart, so a slow spell of a shared host weighs on both). With a CUDA device, a GPU
 section follows (skipped with a message without one):
@@ -170,8 +171,18 @@ def decode_limit(db: str, spec: AugmentSpec, workers: int) -> Measure:
     return Measure(count, max(wall for wall, _ in times), sum(cpu for _, cpu in times))
 
 
-def timed_batches(next_batch, batches: int, batch: int, worker_pids, synchronize=lambda: None) -> Measure:
-    next_batch()                                     # start-up: workers forked, first batch decoded
+def warmup_batches(args: argparse.Namespace, total: int) -> int:
+    """Batches taken before the timer starts, the same for every pipeline: until each worker has filled every
+    slot of its reused ring once (start-up: the first write of each shared-memory page faults, a cost paid once
+    per run), which also covers forking the workers and their first batch; at most half of the `total`."""
+    from playground.data.batch_stream import PREFETCH_FACTOR
+    return max(1, min(max(1, args.workers) * (PREFETCH_FACTOR + 2), total // 2))
+
+
+def timed_batches(next_batch, batches: int, batch: int, worker_pids, synchronize=lambda: None,
+                  warmup: int = 1) -> Measure:
+    for _ in range(warmup):                          # start-up: workers forked, their rings filled once
+        next_batch()
     synchronize()
     pids = [os.getpid(), *worker_pids()]
     started, cpu = time.perf_counter(), cpu_seconds(pids)
@@ -199,8 +210,9 @@ def our_pipeline(db: str, spec: AugmentSpec, args: argparse.Namespace, device: s
     iterations = len(dataset) // args.batch
     stream = build_train_stream(dataset, opts, ctx, iterations)
     synchronize = torch.cuda.synchronize if device == "cuda" else lambda: None
-    measure = timed_batches(stream.next, iterations * args.passes - 1, args.batch, lambda: _worker_pids(stream.loader),
-                            synchronize)
+    warmup = warmup_batches(args, iterations * args.passes)
+    measure = timed_batches(stream.next, iterations * args.passes - warmup, args.batch,
+                            lambda: _worker_pids(stream.loader), synchronize, warmup)
     _stop_workers(stream.loader)
     return measure
 
@@ -216,8 +228,9 @@ def torchvision_pipeline(images: str, args: argparse.Namespace) -> Measure:
                                          persistent_workers=True, prefetch_factor=4, drop_last=True,
                                          multiprocessing_context="fork")
     iterator = iter(_endless(loader))
-    measure = timed_batches(lambda: next(iterator), len(loader) * args.passes - 1, args.batch,
-                            lambda: _worker_pids(loader))
+    warmup = warmup_batches(args, len(loader) * args.passes)
+    measure = timed_batches(lambda: next(iterator), len(loader) * args.passes - warmup, args.batch,
+                            lambda: _worker_pids(loader), warmup=warmup)
     _stop_workers(loader)
     return measure
 
