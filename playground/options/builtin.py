@@ -210,8 +210,10 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
        help="Checkpoints of this run kept, newest first; older ones are deleted, never the one resumed from, the "
             "best one, the one 'last' names, or files of other runs."),
     _o("output.ckpt_keep_mode", Choice(["linear", "exponential"]), "linear",
-       help="Which checkpoints ckpt_keep_limit keeps: linear, the newest ones; exponential, those 0, 1, 2, 4, 8... "
-            "checkpoints back from the newest (old history thinned out, recent history dense)."),
+       help="Which checkpoints ckpt_keep_limit keeps: linear, the newest ones; exponential, the newest one and, "
+            "newest first, one per epoch on a grid that doubles with age (one d epochs older than the newest when "
+            "its epoch is a multiple of the largest power of two <= d): about 1, 2, 4, 8... epochs back, two per "
+            "doubling; ckpt_keep_limit still caps the count."),
     _o("output.ckpt_save_best", Bool(), True,
        help="Also save whenever ckpt_save_best_metric improves at an epoch end; 'best' points to the best one."),
     _o("output.ckpt_save_best_metric", Str(), "",
