@@ -21,6 +21,7 @@ from typing import Any, Iterator
 from playground.outputs.atomic_files import write_json
 from playground.restarts.fence import Fence, claim_path, highest_claim, read_claim
 from playground.sweeps.asha import AdaptiveAsha, make_brackets
+from playground.sweeps.errors import SweepError
 from playground.sweeps.folder import SweepFolder
 from playground.sweeps.heartbeat import AgentId
 from playground.sweeps.lease import DEFAULT_GRACE_SECONDS, EXPIRED, RELEASED_STATES, UNDECIDED, Leases
@@ -55,6 +56,25 @@ class Coordinator:
         self.owned: dict[int, str] = {}   # optuna trial id -> trial id, for trials this process runs
         self.dists = distributions(spec.space, grid=spec.searcher_name == "grid")
         self.asha = self._load_asha() if spec.searcher_name == "adaptive_asha" else None
+        self._spec_stamp = _stamp(folder.spec_file)
+
+    def budget(self) -> int:
+        """The budget now: `sweep run` on the folder while this agent works may have raised or lowered
+        searcher.max_trials (sweep.json records it); re-read when sweep.json changed. Grid and upf budgets are
+        their planned points, and adaptive ASHA's brackets were made for the budget it started with."""
+        if self.spec.searcher_name in ("grid", "upf", "adaptive_asha"):
+            return self.total
+        stamp = _stamp(self.folder.spec_file)
+        if stamp != self._spec_stamp:
+            self._spec_stamp = stamp
+            try:
+                given = self.folder.read_spec().get("spec", {}).get("searcher", {}).get("max_trials")
+            except SweepError:       # being replaced this instant: the next claim reads it
+                self._spec_stamp = None
+                return self.total
+            if isinstance(given, int) and not isinstance(given, bool) and given >= 1:
+                self.total = given
+        return self.total
 
     # -- handing out trials -------------------------------------------------------------------------
     def claim(self) -> Ticket | str | None:
@@ -73,7 +93,7 @@ class Coordinator:
                 trials = self.study.get_trials(deepcopy=False)
                 in_budget = counted(trials)
                 waiting = [t for t in trials if t.state == TrialState.WAITING]   # planned, or extra (sweep continue)
-                if not waiting and len(in_budget) >= self.total:
+                if not waiting and len(in_budget) >= self.budget():
                     return WAIT if undecided else None
                 bracket = None
                 if self.asha is not None and not any(t.user_attrs.get("extra") for t in waiting):
@@ -202,3 +222,12 @@ class Coordinator:
 
     def _save_asha(self) -> None:
         write_json(self.folder.searcher_state, self.asha.snapshot(), durable=False)
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    """What tells that a file was replaced or rewritten (write_json replaces it: a new inode)."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status.st_ino, status.st_mtime_ns

@@ -122,10 +122,11 @@ def _run_slots(coordinator: Coordinator, study: Any, spec: SweepSpec, folder: Sw
     def on_end(trial_id: str, outcome: Outcome) -> None:
         with summary_lock:
             ended_here[0] += 1
-            done = finished_in_budget(study.get_trials(deepcopy=False), total)
+            now = coordinator.total      # the budget as last read: `sweep run` may change it meanwhile
+            done = finished_in_budget(study.get_trials(deepcopy=False), now)
             value = "" if not outcome.values else " " + ", ".join(
                 f"{o.metric}={v:.6g}" for o, v in zip(spec.objectives, outcome.values))
-            _say(f"[sweep] {trial_id} {outcome.state}{value} ({outcome.seconds:.1f} s) {done}/{total}", quiet)
+            _say(f"[sweep] {trial_id} {outcome.state}{value} ({outcome.seconds:.1f} s) {done}/{now}", quiet)
             write_summary(study, folder, spec.objectives)
 
     policy = RestartPolicy(spec.max_restarts, spec.log_policies, used=folder.restarts_used())

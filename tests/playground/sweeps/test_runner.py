@@ -211,3 +211,33 @@ def test_the_progress_count_is_the_budgets_finished_trials_and_never_exceeds_the
     assert finished_in_budget(mine + others, 4) == 3
     # a budget lowered below the trials already started (they still run to their end): spent, never "4/2"
     assert finished_in_budget(mine + [trial(TrialState.COMPLETE)], 2) == 2
+
+
+@pytest.mark.parametrize("first, changed", [(3, 2), (1, 2)])
+def test_an_agent_at_work_takes_up_a_budget_changed_meanwhile(write_spec, base_file, tmp_path, capsys, first,
+                                                              changed):
+    """`sweep run` with another max_trials on a folder that agents work on records it in sweep.json: a running
+    agent stops at a lowered budget instead of running past it, and goes on to a raised one instead of leaving."""
+    hold = tmp_path / "go"        # the first trial waits for this file: the budget changes while it runs
+    opts = json.loads(base_file.read_text())
+    opts["opts"]["model_param"]["contract_hold_file"] = str(hold)
+    base_file.write_text(json.dumps(opts))
+    sweep = tmp_path / "sweep"
+
+    def change_the_budget_while_the_first_trial_runs() -> None:
+        deadline = time.monotonic() + 120
+        while not (sweep / "trials" / "t0000" / "claim-1").is_file() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        folder = SweepFolder(str(sweep))
+        raw = folder.read_spec()["spec"]
+        raw["searcher"]["max_trials"] = changed
+        folder.record_budget(raw)      # what `sweep run` with the changed spec writes before it works itself
+        hold.write_text("go")
+
+    changer = threading.Thread(target=change_the_budget_while_the_first_trial_runs, daemon=True)
+    changer.start()
+    spec = write_spec({"name": "random", "max_trials": first}, SAMPLED_SPACE)
+    assert main(["sweep", "run", str(spec), "--sweep-dir", str(sweep)]) == 0
+    changer.join()
+    assert [t.state.name for t in _trials(sweep)] == ["COMPLETE"] * changed
+    assert _progress(capsys.readouterr().err)[-1] == (changed, changed)
