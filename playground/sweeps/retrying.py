@@ -7,7 +7,9 @@ param, attribute or intermediate value to the same value). The others are made s
 - creating a trial carries a unique token in its system attrs; before a retry the study is searched for it, so a
   lost reply never yields a second trial;
 - creating a study that, on a retry, already exists returns that study;
-- finishing a trial that, on a retry, is already finished with the same state and values counts as done.
+- finishing a trial that, on a retry, is already finished with the same state and values counts as done;
+- claiming a waiting (planned) trial that, on a retry, is already RUNNING counts as done: only asks claim one,
+  under the coordinator's ask lock, so no other agent can have.
 """
 from __future__ import annotations
 
@@ -129,13 +131,17 @@ def _storage_class() -> type:
             return self.call("create_new_trial", study_id, template, recover=created)
 
         def set_trial_state_values(self, trial_id: int, state: TrialState, values: Any = None) -> bool:
-            def finished(_err: BaseException) -> bool | None:
+            def taken_effect(_err: BaseException) -> bool | None:
+                trial = self.backend.get_trial(trial_id)
+                if state == TrialState.RUNNING:
+                    # Optuna's ask claiming a waiting (planned) trial; asks hold control/ask.lock, so a RUNNING
+                    # trial is this call's doing: answering False would make ask take the next one past the budget
+                    return True if trial.state == TrialState.RUNNING else None
                 if not state.is_finished():
                     return None
-                trial = self.backend.get_trial(trial_id)
                 same = trial.state == state and (values is None or list(trial.values or []) == list(values))
                 return True if same else None
-            return self.call("set_trial_state_values", trial_id, state, values, recover=finished)
+            return self.call("set_trial_state_values", trial_id, state, values, recover=taken_effect)
 
     # Every other storage call goes to the backend through `call`; BaseStorage's method list is the contract.
     for name in [n for n, v in vars(BaseStorage).items() if callable(v) and not n.startswith("_")]:

@@ -10,12 +10,12 @@ from playground.sweeps.errors import SweepError
 
 
 class _LosesOneReply:
-    """A real journal storage whose create_new_trial (once) or every call (`down`) fails after or instead of
-    taking effect: a reply lost on the way back, or a storage away."""
+    """A real journal storage whose `lose` call (once, create_new_trial unless told) or every call (`down`) fails
+    after or instead of taking effect: a reply lost on the way back, or a storage away."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, lose: str = "create_new_trial") -> None:
         from playground.sweeps.storages import open_journal
-        self.journal, self.lost, self.down = open_journal(path), 0, False
+        self.journal, self.lose, self.lost, self.down = open_journal(path), lose, 0, False
 
     def __getattr__(self, name: str):
         method = getattr(self.journal, name)
@@ -24,7 +24,7 @@ class _LosesOneReply:
             if self.down:
                 raise ConnectionError("storage away")
             result = method(*args, **kwargs)
-            if name == "create_new_trial" and self.lost == 0:
+            if name == self.lose and self.lost == 0:
                 self.lost += 1
                 raise ConnectionError("reply lost")
             return result
@@ -42,6 +42,23 @@ def test_a_lost_create_reply_is_recovered_by_its_token_not_created_twice(tmp_pat
     trials = backend.journal.get_all_trials(0)
     assert backend.lost == 1 and len(trials) == 1 and trials[0].state.name == "COMPLETE"
     assert "created before the reply was lost" in capsys.readouterr().err
+
+
+def test_a_lost_reply_to_claiming_a_planned_trial_keeps_that_trial_and_takes_no_other(tmp_path):
+    """Grid and upf trials are planned as WAITING; ask claims one by setting it RUNNING. Retried after a lost reply,
+    that call found the trial RUNNING, answered False, and ask took the next planned trial (or made one past the
+    budget), leaving the first RUNNING with nobody on it."""
+    import optuna
+    from playground.sweeps.retrying import retrying_storage
+    backend = _LosesOneReply(str(tmp_path / "study.journal"), lose="set_trial_state_values")
+    storage = retrying_storage(backend, "test://storage", lambda e: isinstance(e, ConnectionError), bound_s=30)
+    study = optuna.create_study(storage=storage, study_name="s")
+    study.enqueue_trial({"x": 1.0})
+    study.enqueue_trial({"x": 2.0})
+    trial = study.ask({"x": optuna.distributions.FloatDistribution(0.0, 3.0)})
+    states = [t.state.name for t in backend.journal.get_all_trials(0)]
+    assert backend.lost == 1 and trial.number == 0 and trial.params == {"x": 1.0}
+    assert states == ["RUNNING", "WAITING"]
 
 
 def test_a_storage_away_past_the_bound_stops_with_one_line_per_wait(tmp_path, capsys):
