@@ -97,7 +97,7 @@ class ImageBatcher:
     def __getstate__(self) -> dict:
         """Buffers and device constants stay in the process that made them (a spawned worker gets none)."""
         state = dict(self.__dict__)
-        state.update(_ring=None, _receiver=None, _outputs=[], _constants={})
+        state.update(_ring=None, _receiver=None, _outputs=[], _constants={}, _planes=np.empty(0, np.uint8))
         return state
 
     def __setstate__(self, state: dict) -> None:
