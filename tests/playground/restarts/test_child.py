@@ -45,6 +45,18 @@ def test_the_child_is_the_command_itself_and_gets_sigterm_when_its_parent_is_kil
         parent.kill()
 
 
+@pytest.mark.parametrize("env", [None, {"PATH": os.defpath, "LANG": "C"}, {"PATH": os.defpath, "LC_CTYPE": ""}])
+def test_the_command_starts_with_the_environment_and_signal_dispositions_popen_gives_it(env):
+    """The starting interpreter undoes what it did to itself: Python ignores SIGPIPE and SIGXFSZ, which exec keeps
+    (a trial's shell pipeline would get EPIPE errors instead of ending quietly), and under the C locale it sets
+    LC_CTYPE=C.UTF-8 in its environment."""
+    show = ["sh", "-c", "grep SigIgn /proc/$$/status; env | sort"]
+    ours = start_child(show, stdout=subprocess.PIPE, env=env).communicate()[0].decode()
+    plain = subprocess.run(show, stdout=subprocess.PIPE, env=env, check=True).stdout.decode()
+    assert ours == plain
+    assert int(ours.split()[1], 16) & (1 << (signal.SIGPIPE - 1)) == 0
+
+
 def test_a_command_that_does_not_exist_raises_as_popen_does(tmp_path):
     with pytest.raises(FileNotFoundError):
         start_child([str(tmp_path / "no-such-program")])
