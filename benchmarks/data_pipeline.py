@@ -7,7 +7,8 @@ class folders and as a playground LMDB holding the same bytes (make-lmdb), then 
 
   a  raw LMDB reads: every record's value in a random order, one process
   b  the decode limit: a bare loop of cv2.imdecode + crop + resize to --imsize on bytes already in memory,
-     split over --workers processes (type 0: shorter side to --loadsize then crop; type 1: crop then resize)
+     split over --workers processes (type 0: shorter side to --loadsize then crop, copied out as an image of its
+     own; type 1: crop then resize, which writes its own image)
   c  our training pipeline, built as the trainer builds it: LmdbImageDataset (gfs_IN1k's augmentation with
      mirror, RGB) through playground.data.batch_stream's DataLoader, --workers workers writing uint8 batches, and
      the normalisation to float32 in the training process (counted: every process's CPU time is)
@@ -152,7 +153,7 @@ def _decode_loop(db: str, indices: list[int], spec: AugmentSpec, barrier, result
         else:
             scale = spec.loadsize / min(height, width)
             image = cv2.resize(image, (round(width * scale), round(height * scale)), interpolation=cv2.INTER_LINEAR)
-            out = image[:spec.imsize, :spec.imsize]
+            out = image[:spec.imsize, :spec.imsize].copy()   # the crop as an image of its own, as type 1's resize
         assert out.shape[0] == spec.imsize
     results.put((time.perf_counter() - started, time.process_time() - cpu))
 
