@@ -2,9 +2,7 @@
 
 It is the same program as `playground run`; see `python AnyExpOnTerm.py --help`.
 """
-import sys
-
-from playground.cli import run_main
+from playground.cli import exit_command, run_main
 
 if __name__ == "__main__":
-    sys.exit(run_main())
+    exit_command(run_main())

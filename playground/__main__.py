@@ -1,6 +1,4 @@
 """`python -m playground ...` is the `playground` command."""
-import sys
+from playground.cli import exit_command, main
 
-from playground.cli import main
-
-sys.exit(main())
+exit_command(main())

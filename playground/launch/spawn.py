@@ -23,6 +23,7 @@ from playground.checkpoints.files import CheckpointError
 from playground.data.worker_errors import DataError
 from playground.data.forms import DataFormError
 from playground.launch.one_batch_check import CheckError
+from playground.launch.process_exit import freeze_for_exit
 from playground.options.layers import OptsError
 from playground.checkpoints.preemption import EXIT_PREEMPTED, Preempted
 from playground.checkpoints.pretrained import PretrainedError
@@ -94,7 +95,9 @@ def _rank_entry(local_rank: int, opts: dict, run_dir: str, topology: Topology) -
     # This rank is done; a stop signal forwarded late must not turn its exit code into "killed by SIGTERM".
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _free_rank_objects()
+    # The trainer is freed while the interpreter is whole (as _free_rank_objects explains), and this process,
+    # which ends next, is spared the shutdown's collection over every object torch imported.
+    freeze_for_exit()
     if code:
         sys.exit(code)
 
