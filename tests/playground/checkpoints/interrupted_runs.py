@@ -6,7 +6,8 @@ module `OVERRIDE`, which slows each iteration a little (so signals land inside t
 processes to signal, and when). With PLAYGROUND_TEST_FSYNC_SLEEP set, every fsync sleeps that long (a slow
 disk), so checkpoint writes stay in flight long enough for kills to land inside them; with
 PLAYGROUND_TEST_KILL_AFTER=module.function:n the process SIGKILLs itself right after the n-th call of that
-function (a kill at an exact step of a checkpoint write).
+function (a kill at an exact step of a checkpoint write). A session that only finishes the run goes without
+the slowing (`UNHINDERED`).
 """
 from __future__ import annotations
 
@@ -54,6 +55,8 @@ def fun_per_iter_b4RunNet(self, epoch, epoch_iter):
     time.sleep(float(os.environ.get("PLAYGROUND_TEST_ITER_SLEEP", "0.01")))
 '''
 TIMING_KEYS = ("samples_per_sec", "secs_per_train", "wall_time")
+# For a session that only finishes the run (no signal or kill is aimed at it): full speed, a fast disk.
+UNHINDERED = {"PLAYGROUND_TEST_ITER_SLEEP": "0", "PLAYGROUND_TEST_FSYNC_SLEEP": ""}
 
 
 def checkpoint_opts(ranks: int = 1, **epoch_iter) -> dict:

@@ -11,8 +11,8 @@ import pytest
 
 from playground.checkpoints import preemption
 from playground.checkpoints.preemption import EXIT_PREEMPTED, Preemption
-from tests.playground.checkpoints.interrupted_runs import (RunFolder, assert_same_records, assert_same_training_state,
-                                               checkpoint_opts, kill_group)
+from tests.playground.checkpoints.interrupted_runs import (UNHINDERED, RunFolder, assert_same_records,
+                                                           assert_same_training_state, checkpoint_opts, kill_group)
 
 
 def test_a_signal_is_a_stop_request_and_only_a_late_second_one_interrupts(monkeypatch):
@@ -56,7 +56,7 @@ def test_sigterm_and_sigint_stop_a_single_process_run_that_then_resumes_exactly(
     rng = random.Random(1)
     interrupt(run, 1, lambda p: os.kill(p.pid, signal.SIGTERM), rng)              # the scheduler
     interrupt(run, 1, lambda p: kill_group(p, signal.SIGINT), rng)                # Ctrl-C in a terminal
-    code, output = run.run()
+    code, output = run.run(env=UNHINDERED)
     assert code == 0, output
     assert_same_training_state(run.checkpoint(), uninterrupted(1).run.checkpoint())
     assert_same_records(run, uninterrupted(1).run)
@@ -68,7 +68,7 @@ def test_sigterm_stops_both_ranks_of_a_gloo_run_that_then_resumes_exactly(tmp_pa
     rng = random.Random(2)
     interrupt(run, 2, lambda p: os.kill(p.pid, signal.SIGTERM), rng)      # to the launcher, which forwards it
     interrupt(run, 2, lambda p: kill_group(p, signal.SIGTERM), rng)       # to every process of the job at once
-    code, output = run.run()
+    code, output = run.run(env=UNHINDERED)
     assert code == 0, output
     assert_same_training_state(run.checkpoint(), uninterrupted(2).run.checkpoint())
     assert_same_records(run, uninterrupted(2).run)

@@ -11,8 +11,9 @@ import time
 
 import pytest
 
-from tests.playground.checkpoints.interrupted_runs import (RunFolder, assert_same_records, assert_same_training_state,
-                                               checkpoint_opts, kill_group, wait_gone)
+from tests.playground.checkpoints.interrupted_runs import (UNHINDERED, RunFolder, assert_same_records,
+                                                           assert_same_training_state, checkpoint_opts, kill_group,
+                                                           wait_gone)
 
 pytestmark = pytest.mark.slow
 
@@ -70,7 +71,7 @@ def test_resume_after_kills_at_random_moments_matches_an_uninterrupted_run(tmp_p
                                   training=reference.training, seed=20240 + ranks)
     print(f"chaos with {ranks} rank(s): {seen}; reference start-up {reference.startup:.1f} s, "
           f"training {reference.training:.1f} s")
-    code, output = chaos.run()
+    code, output = chaos.run(env=UNHINDERED)
     assert code == 0, output
     assert_same_training_state(chaos.checkpoint(), reference.run.checkpoint())
     assert_same_records(chaos, reference.run)
@@ -102,7 +103,7 @@ def test_a_kill_at_each_step_of_a_checkpoint_write_loses_nothing(tmp_path, unint
         code, output = run.run(env={"PLAYGROUND_TEST_KILL_AFTER": step})
         assert code == -9, f"{step}: the session was not killed (exit {code}):\n{output}"
         assert run.checkpoint()["format"] == "playground-checkpoint", step
-    code, output = run.run()
+    code, output = run.run(env=UNHINDERED)
     assert code == 0, output
     assert_same_training_state(run.checkpoint(), reference.run.checkpoint())
     assert_same_records(run, reference.run)

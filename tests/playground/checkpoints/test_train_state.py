@@ -14,8 +14,8 @@ import torch
 from playground.data.batch_stream import TrainSampler
 from playground.checkpoints.preemption import EXIT_PREEMPTED
 from playground.checkpoints.train_state import Snapshot, rng_state, set_rng_state
-from tests.playground.checkpoints.interrupted_runs import (RunFolder, assert_same_records, assert_same_training_state,
-                                               checkpoint_opts, kill_group)
+from tests.playground.checkpoints.interrupted_runs import (UNHINDERED, RunFolder, assert_same_records,
+                                                           assert_same_training_state, checkpoint_opts, kill_group)
 
 
 def draws() -> tuple:
@@ -118,7 +118,7 @@ def test_a_resume_with_loader_workers_neither_repeats_nor_skips_nor_decodes_twic
     kill_group(process, signal.SIGTERM)
     assert process.wait(timeout=120) == EXIT_PREEMPTED, run.output()
     stopped_at = run.checkpoint()["global_iter"]
-    code, output = run.run(env={"PLAYGROUND_TEST_DECODE_LOG": str(logs[1])})
+    code, output = run.run(env={"PLAYGROUND_TEST_DECODE_LOG": str(logs[1]), **UNHINDERED})
     assert code == 0, output
 
     assert_same_training_state(run.checkpoint(), uninterrupted(1).run.checkpoint())   # 0 workers there
