@@ -140,13 +140,16 @@ def test_an_installed_package_contributes_components_through_entry_points(tmp_pa
     subprocess.run(pip + ["install", "--no-deps", "--no-build-isolation", "-e", str(package)], check=True,
                    capture_output=True, timeout=300)
     try:
-        listed = run_cli("components", script="playground.cli", cwd=tmp_path)
-        assert listed.returncode == 0, listed.stderr
-        assert any(line.startswith("extra_linear ") and "An installed package's linear model." in line
-                   for line in listed.stdout.splitlines()), listed.stdout
+        # the listing and the run are independent commands: the listing runs while the run trains
+        listing = subprocess.Popen([sys.executable, "-m", "playground.cli", "components"], cwd=tmp_path, text=True,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         opts = tiny_opts(model={"forward_pass_py": "extra_linear"}, epoch_iter={"num_epochs": 1})
         (tmp_path / "exp.json").write_text(json.dumps({"opts": opts}))
         done = run_cli("--parameters-file", "exp.json", "--run-dir", "run", cwd=tmp_path)
+        listed, listed_err = listing.communicate(timeout=300)
+        assert listing.returncode == 0, listed_err
+        assert any(line.startswith("extra_linear ") and "An installed package's linear model." in line
+                   for line in listed.splitlines()), listed
         assert done.returncode == 0, done.stderr
         assert json.loads((tmp_path / "run" / "opts.json").read_text())["opts"]["model_param"]["extra_width"] == 3
         assert "extra_linear" not in (REPO / "module_map.py").read_text()
