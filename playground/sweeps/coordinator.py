@@ -27,7 +27,7 @@ from playground.sweeps.heartbeat import AgentId
 from playground.sweeps.lease import DEFAULT_GRACE_SECONDS, EXPIRED, RELEASED_STATES, UNDECIDED, Leases
 from playground.sweeps.space import constants
 from playground.sweeps.spec import SweepSpec
-from playground.sweeps.study import counted, distributions, trial_id_of
+from playground.sweeps.study import counted, distributions, sampled_budget, trial_id_of
 
 WAIT = "wait"   # nothing to claim now, but a place may free up (ASHA brackets) or a lease may expire
 
@@ -68,12 +68,10 @@ class Coordinator:
         if stamp != self._spec_stamp:
             self._spec_stamp = stamp
             try:
-                given = self.folder.read_spec().get("spec", {}).get("searcher", {}).get("max_trials")
-            except SweepError:       # being replaced this instant: the next claim reads it
+                # validated before it was written (`sweep run` checks the spec, then record_budget stores it)
+                self.total = sampled_budget(self.folder.read_spec().get("spec", {}).get("searcher", {}))
+            except SweepError:       # unreadable this instant: the next claim reads it again
                 self._spec_stamp = None
-                return self.total
-            if isinstance(given, int) and not isinstance(given, bool) and given >= 1:
-                self.total = given
         return self.total
 
     # -- handing out trials -------------------------------------------------------------------------

@@ -124,7 +124,12 @@ def budget(spec: SweepSpec, upf_lines: list) -> int:
         return len(upf_lines)
     if spec.searcher_name == "grid":
         return len(grid_points(spec.space))
-    return int(spec.max_trials or 1)
+    return sampled_budget(spec.searcher)
+
+
+def sampled_budget(searcher: dict) -> int:
+    """The budget of a searcher that samples (not grid, not upf): its max_trials."""
+    return int(searcher.get("max_trials") or 1)
 
 
 def counted(trials: list) -> list:
