@@ -15,15 +15,18 @@ class folders and as a playground LMDB holding the same bytes (make-lmdb), then 
   d  torchvision ImageFolder + PIL with RandomResizedCrop, RandomHorizontalFlip, ToTensor, Normalize on the
      same images as files, same batch, workers, prefetching and persistent workers
 
-c and d are timed after the same number of warm-up batches (worker start-up excluded: forking, and each
-worker filling every slot of its reused shared-memory ring once, whose first page writes fault); each figure is the best of --repeat
-rounds (the machine is shared), and the ratios are also given as the median of each round's own ratios (its b
-and c measured seconds apart, so a slow spell of a shared host weighs on both). With a CUDA device, a GPU
+c and d are timed after the same number of warm-up batches (worker start-up excluded: forking, and each worker
+filling every slot of its reused shared-memory ring once, whose first page writes fault); each figure is the best
+of --repeat rounds (the machine is shared), and the ratios are also given as the median of each round's own
+ratios (its b and c measured seconds apart, so a slow spell of a shared host weighs on both; b goes first in odd
+rounds and c in even ones, so a host that drifts within a round favours neither). With a CUDA device, a GPU
 section follows (skipped with a message without one):
 
   e  c with the batches going to the GPU: pinned uint8, copied non-blocking, normalised there
-  f  input.gpu_decode: the workers only read records; JPEG decoding, crop, resize and mirror on the GPU Prints the ratios c/b per scale_jitter_type and c/d for the Inception-style
-crop (type 1, the transform torchvision's RandomResizedCrop does). Targets: c/b >= 0.9, c/d >= 2.
+  f  input.gpu_decode: the workers only read records; JPEG decoding, crop, resize and mirror on the GPU
+
+Prints the ratios c/b per scale_jitter_type and c/d for the Inception-style crop (type 1, the transform
+torchvision's RandomResizedCrop does). Targets: c/b >= 0.9, c/d >= 2.
 """
 from __future__ import annotations
 
@@ -107,6 +110,7 @@ class Measure:
     images: int
     wall: float
     cpu: float
+    trainer_cpu: float = 0.0   # the part of `cpu` spent in the training process (c, d: receiving, normalising)
 
     @property
     def rate(self) -> float:
@@ -115,6 +119,10 @@ class Measure:
     def cpu_rate(self, cores: int) -> float:
         """Images/s the machine's cores would give if this pipeline had them to itself."""
         return cores * self.images / self.cpu
+
+    def per_image_us(self, trainer: bool = False) -> float:
+        """CPU microseconds per image: of every process, or with `trainer` of the training process alone."""
+        return (self.trainer_cpu if trainer else self.cpu) / self.images * 1e6
 
 
 def cpu_seconds(pids: list[int]) -> float:
@@ -186,11 +194,12 @@ def timed_batches(next_batch, batches: int, batch: int, worker_pids, synchronize
         next_batch()
     synchronize()
     pids = [os.getpid(), *worker_pids()]
-    started, cpu = time.perf_counter(), cpu_seconds(pids)
+    started, cpu, trainer = time.perf_counter(), cpu_seconds(pids), cpu_seconds(pids[:1])
     for _ in range(batches):
         next_batch()
     synchronize()                                    # on a GPU: until the last batch is there
-    return Measure(batches * batch, time.perf_counter() - started, cpu_seconds(pids) - cpu)
+    return Measure(batches * batch, time.perf_counter() - started, cpu_seconds(pids) - cpu,
+                   cpu_seconds(pids[:1]) - trainer)
 
 
 def our_pipeline(db: str, spec: AugmentSpec, args: argparse.Namespace, device: str = "cpu",
@@ -276,12 +285,21 @@ def main() -> int:
         specs = {t: AugmentSpec(is_train=True, loadsize=args.loadsize, imsize=args.imsize, scale_jitter_type=t)
                  for t in (0, 1)}
         raw_reads(db)
+        total = args.images // args.batch * args.passes
+        timed = total - warmup_batches(args, total)
+        if timed < 40:
+            print(f"  note: c and d time only {timed} batches, too few to be in steady state (the batches prefetched "
+                  "during the warm-up are not in the window): their figures are too high. Use --images 2000 or more, "
+                  "or more --passes.")
         rounds: list[dict[str, Measure]] = []
         for round_number in range(1, args.repeat + 1):
             figures = {}
             for t, spec in specs.items():
-                figures[f"b{t}"] = decode_limit(db, spec, args.workers)
-                figures[f"c{t}"] = our_pipeline(db, spec, args)
+                # b before c in odd rounds, c before b in even ones: a host that slows down (or speeds up) within a
+                # round does not always favour the same side of the ratio
+                for key in (f"b{t}", f"c{t}") if round_number % 2 else (f"c{t}", f"b{t}"):
+                    figures[key] = (decode_limit(db, spec, args.workers) if key[0] == "b"
+                                    else our_pipeline(db, spec, args))
             figures["d"] = torchvision_pipeline(images, args)
             rounds.append(figures)
             print(f"  round {round_number}: " + ", ".join(f"{k} {m.rate:.0f}" for k, m in figures.items())
@@ -334,6 +352,12 @@ def _report(rounds: list[dict[str, Measure]], cores: int) -> None:
                for pair in (("c0", "b0"), ("c1", "b1"), ("c1", "d"))}
     print(f"  CPU-bound, median of the rounds' own ratios (b and c measured seconds apart): c/b type 0: "
           f"{medians['c0', 'b0']:.2f}   c/b type 1: {medians['c1', 'b1']:.2f}   c/d: {medians['c1', 'd']:.2f}")
+    parts = []
+    for t in (0, 1):
+        b, c = (statistics.median(r[k].per_image_us() for r in rounds) for k in (f"b{t}", f"c{t}"))
+        trainer = statistics.median(r[f"c{t}"].per_image_us(trainer=True) for r in rounds)
+        parts.append(f"type {t}: b {b:.0f}, c {c:.0f} (workers {c - trainer:.0f}, training process {trainer:.0f})")
+    print("  CPU us per image, median of the rounds: " + "; ".join(parts))
     print("  targets: c/b >= 0.9, c/d >= 2")
 
 
