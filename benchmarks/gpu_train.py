@@ -220,7 +220,7 @@ def main() -> int:
             print(f"{arm} arm failed:\n{done.stderr[-4000:]}")
             return 1
         results[arm] = json.loads(done.stdout.strip().splitlines()[-1])
-        print(f"  {arm:10s} {results[arm]['images_per_s']:8.0f} images/s")
+        print(f"  {arm:10s} {results[arm]['images_per_s']:8.3g} images/s")
     top = results["resident"]["images_per_s"]
     print(f"  playground / plain: {results['playground']['images_per_s'] / results['plain']['images_per_s']:.3f} "
           "(target >= 0.99)")
