@@ -23,6 +23,12 @@ def freeze_for_exit() -> None:
     alive now are never collected: their finalizers do not run, and the operating system reclaims their memory
     and descriptors. What such a finalizer could still have written, an open file's buffer, is flushed first
     (a collector finalizing a file in a cycle may close its descriptor before its buffer: CPython bpo-17852).
+
+    When a full collection has just run (the run command's launch() frees the trainer with one) and the
+    collector has not run since (gc.get_count() is (n, 0, 0): fewer objects made since than its first
+    threshold), only those young objects are collected, not the whole heap again (about 0.2 s for the 365,000
+    objects of a run). A cycle among older objects that became garbage in those last few steps is then treated
+    as one still alive.
     """
     for thing in gc.get_objects():
         # the type itself: isinstance would also ask proxies for their __class__ (torch warns on some)
@@ -32,5 +38,5 @@ def freeze_for_exit() -> None:
                     thing.flush()
             except (OSError, ValueError):    # a closed pipe, a detached buffer: nothing to keep
                 pass
-    gc.collect()
+    gc.collect(0 if gc.get_count()[1:] == (0, 0) else 2)
     gc.freeze()
