@@ -29,7 +29,7 @@ from playground.sweeps.retrying import StorageUnavailable
 from playground.sweeps.spec import SweepSpec, agent_settings, parse_spec
 from playground.sweeps.storage_url import JOURNAL
 from playground.sweeps.storages import locate
-from playground.sweeps.study import budget, counted, finished_in_budget, initialize, load_study
+from playground.sweeps.study import budget, counted, finished_in_budget, initialize, load_study, trial_id_of
 from playground.sweeps.summary import write_summary
 
 EXIT_STOPPED = 75
@@ -123,10 +123,13 @@ def _run_slots(coordinator: Coordinator, study: Any, spec: SweepSpec, folder: Sw
         with summary_lock:
             ended_here[0] += 1
             now = coordinator.total      # the budget as last read: `sweep run` may change it meanwhile
-            done = finished_in_budget(study.get_trials(deepcopy=False), now)
+            trials = study.get_trials(deepcopy=False)
+            done = finished_in_budget(trials, now)
             value = "" if not outcome.values else " " + ", ".join(
                 f"{o.metric}={v:.6g}" for o, v in zip(spec.objectives, outcome.values))
-            _say(f"[sweep] {trial_id} {outcome.state}{value} ({outcome.seconds:.1f} s) {done}/{now}", quiet)
+            extra = any(t.user_attrs.get("extra") and trial_id_of(t) == trial_id for t in trials)
+            _say(f"[sweep] {trial_id} {outcome.state}{value} ({outcome.seconds:.1f} s) "
+                 + (f"extra, outside the budget ({done}/{now})" if extra else f"{done}/{now}"), quiet)
             write_summary(study, folder, spec.objectives)
 
     policy = RestartPolicy(spec.max_restarts, spec.log_policies, used=folder.restarts_used())

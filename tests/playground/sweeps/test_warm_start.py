@@ -31,7 +31,10 @@ def test_continue_resumes_the_source_checkpoint_in_a_new_trial_with_the_new_sett
     assert main(["sweep", "continue", str(sweep), "t0001", "--set", "epoch_iter.num_epochs=4",
                  "--set", "model_param.base_learning_rate=0.5"]) == 0
     assert "added trial t0002: continues t0001 from trials/t0001/checkpoint.json" in capsys.readouterr().out
-    assert main(["sweep", "run", str(spec), "--sweep-dir", str(sweep), "--quiet"]) == 0
+    assert main(["sweep", "run", str(spec), "--sweep-dir", str(sweep)]) == 0
+    # the progress line says the trial is not one of the budget's, whose count stays 2 of 2
+    assert re.search(r"\[sweep\] t0002 complete test_loss=\S+ \(\S+ s\) extra, outside the budget \(2/2\)\n",
+                     capsys.readouterr().err)
 
     new = sweep / "trials" / "t0002"
     trial = json.loads((new / "trial.json").read_text())
