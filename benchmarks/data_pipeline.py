@@ -352,12 +352,15 @@ def _report(rounds: list[dict[str, Measure]], cores: int) -> None:
                for pair in (("c0", "b0"), ("c1", "b1"), ("c1", "d"))}
     print(f"  CPU-bound, median of the rounds' own ratios (b and c measured seconds apart): c/b type 0: "
           f"{medians['c0', 'b0']:.2f}   c/b type 1: {medians['c1', 'b1']:.2f}   c/d: {medians['c1', 'd']:.2f}")
-    parts = []
+    parts, workers_only = [], []
     for t in (0, 1):
         b, c = (statistics.median(r[k].per_image_us() for r in rounds) for k in (f"b{t}", f"c{t}"))
         trainer = statistics.median(r[f"c{t}"].per_image_us(trainer=True) for r in rounds)
         parts.append(f"type {t}: b {b:.0f}, c {c:.0f} (workers {c - trainer:.0f}, training process {trainer:.0f})")
+        workers_only.append(f"type {t}: {b / (c - trainer):.2f}")
     print("  CPU us per image, median of the rounds: " + "; ".join(parts))
+    print("  for reading only, not a target: b / c's workers alone (c without the training process, whose "
+          "normalisation b does not do): " + "   ".join(workers_only))
     print("  targets: c/b >= 0.9, c/d >= 2")
 
 
