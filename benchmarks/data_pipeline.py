@@ -193,13 +193,13 @@ def timed_batches(next_batch, batches: int, batch: int, worker_pids, synchronize
     for _ in range(warmup):                          # start-up: workers forked, their rings filled once
         next_batch()
     synchronize()
-    pids = [os.getpid(), *worker_pids()]
-    started, cpu, trainer = time.perf_counter(), cpu_seconds(pids), cpu_seconds(pids[:1])
+    trainer, workers = [os.getpid()], worker_pids()
+    started, trainer_cpu, workers_cpu = time.perf_counter(), cpu_seconds(trainer), cpu_seconds(workers)
     for _ in range(batches):
         next_batch()
     synchronize()                                    # on a GPU: until the last batch is there
-    return Measure(batches * batch, time.perf_counter() - started, cpu_seconds(pids) - cpu,
-                   cpu_seconds(pids[:1]) - trainer)
+    trainer_cpu, workers_cpu = cpu_seconds(trainer) - trainer_cpu, cpu_seconds(workers) - workers_cpu
+    return Measure(batches * batch, time.perf_counter() - started, trainer_cpu + workers_cpu, trainer_cpu)
 
 
 def our_pipeline(db: str, spec: AugmentSpec, args: argparse.Namespace, device: str = "cpu",
