@@ -113,7 +113,7 @@ def _check_storage_argument(args: argparse.Namespace) -> None:
     """A bad --storage stops before anything runs (exit 2)."""
     if args.storage:
         from playground.sweeps.errors import SweepError
-        from playground.sweeps.storage_url import parse_storage
+        from playground.sweeps.inputs.storage_url import parse_storage
         try:
             parse_storage(args.storage)
         except ValueError as err:
@@ -160,7 +160,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 def _spec(args: argparse.Namespace):
     from playground.sweeps.errors import SweepError
-    from playground.sweeps.spec import load_spec, parse_spec, upf_spec
+    from playground.sweeps.inputs.spec import load_spec, parse_spec, upf_spec
     if getattr(args, "upf", None):
         if args.spec:
             raise SweepError("give a spec or --upf, not both")
@@ -174,7 +174,7 @@ def _spec(args: argparse.Namespace):
 def _run(args: argparse.Namespace) -> int:
     from dataclasses import replace
     from playground.sweeps.errors import SweepError
-    from playground.sweeps.prepare import prepare_sweep
+    from playground.sweeps.inputs.prepare import prepare_sweep
     from playground.sweeps.runner import run_sweep
     spec = _spec(args)
     if args.restart_file:

@@ -28,7 +28,7 @@ from playground.restarts.policy import Decision, RestartPolicy
 from playground.sweeps.coordinator import WAIT, Coordinator, Ticket
 from playground.sweeps.folder import SweepFolder
 from playground.sweeps.metrics_tail import MetricsTail, epoch_records, objective_value
-from playground.sweeps.spec import SweepSpec
+from playground.sweeps.inputs.spec import SweepSpec
 from playground.sweeps.trial_process import slot_env, start_trial, trial_command
 from playground.sweeps.warm_start import link_checkpoint
 

@@ -25,8 +25,8 @@ from playground.sweeps.errors import SweepError
 from playground.sweeps.folder import SweepFolder
 from playground.sweeps.heartbeat import AgentId
 from playground.sweeps.lease import DEFAULT_GRACE_SECONDS, EXPIRED, RELEASED_STATES, UNDECIDED, Leases
-from playground.sweeps.space import constants
-from playground.sweeps.spec import SweepSpec
+from playground.sweeps.inputs.space import constants
+from playground.sweeps.inputs.spec import SweepSpec
 from playground.sweeps.study import counted, distributions, sampled_budget, trial_id_of
 
 WAIT = "wait"   # nothing to claim now, but a place may free up (ASHA brackets) or a lease may expire

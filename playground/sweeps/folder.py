@@ -13,7 +13,7 @@ from typing import Any
 from playground.outputs.atomic_files import write_json
 from playground.restarts.attempts import append_attempt, read_attempts, restarts_used
 from playground.sweeps.errors import SweepError
-from playground.sweeps.spec import identity_part
+from playground.sweeps.inputs.spec import identity_part
 
 
 class SweepFolder:

@@ -16,8 +16,7 @@ from typing import Any, Callable
 
 from playground.outputs.atomic_files import write_json
 from playground.restarts.host import host_id
-
-DEFAULT_HEARTBEAT_SECONDS = 5.0
+from playground.sweeps.inputs.spec import DEFAULT_HEARTBEAT_SECONDS
 
 
 def process_start(pid: int) -> int | None:

@@ -16,9 +16,9 @@ import time
 from typing import Any, Callable
 
 from playground.sweeps.heartbeat import AgentId, process_alive, read_heartbeat, read_heartbeats
+from playground.sweeps.inputs.spec import DEFAULT_GRACE_SECONDS
 
 EXPIRED, LIVE, UNDECIDED = "expired", "live", "undecided"
-DEFAULT_GRACE_SECONDS = 60.0    # above NFS attribute caching (acregmax 60 s) so a live heartbeat is seen to change
 RELEASED_STATES = ("paused", "interrupted")
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from playground.sweeps.folder import SweepFolder
 from playground.sweeps.metrics_tail import epoch_records
-from playground.sweeps.spec import SweepSpec
+from playground.sweeps.inputs.spec import SweepSpec
 from playground.sweeps.summary import collect, ranked
 
 BEST_CURVES = 5

@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from playground.sweeps.errors import SweepError
-from playground.sweeps.storage_url import Storage, require_extra
+from playground.sweeps.inputs.storage_url import Storage, require_extra
 
 CONNECT_TIMEOUT_S = 10
 

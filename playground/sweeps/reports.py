@@ -7,7 +7,7 @@ import sys
 from collections import Counter
 
 from playground.sweeps.folder import SweepFolder
-from playground.sweeps.spec import SweepSpec, parse_spec
+from playground.sweeps.inputs.spec import SweepSpec, parse_spec
 
 
 def open_sweep(sweep_dir: str):
@@ -73,7 +73,7 @@ def plots(sweep_dir: str) -> int:
 
 def _rebuild(sweep_dir: str) -> int:
     """The study rebuilt from the run folders (under the folder's run lock), then the reports from it."""
-    from playground.sweeps.prepare import prepare_sweep
+    from playground.sweeps.inputs.prepare import prepare_sweep
     from playground.sweeps.rebuild import rebuild_study
     from playground.sweeps.runner import lock_folder
     from playground.sweeps.summary import write_summary

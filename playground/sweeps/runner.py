@@ -24,10 +24,10 @@ from playground.sweeps.coordinator import Coordinator
 from playground.sweeps.errors import SweepError
 from playground.sweeps.folder import SweepFolder
 from playground.sweeps.heartbeat import AgentId, Heartbeat, agents_maybe_alive, heartbeat_path, read_heartbeats
-from playground.sweeps.prepare import PreparedSweep, prepare_sweep, resumed_sweep
+from playground.sweeps.inputs.prepare import PreparedSweep, prepare_sweep, resumed_sweep
 from playground.sweeps.retrying import StorageUnavailable
-from playground.sweeps.spec import SweepSpec, agent_settings, parse_spec
-from playground.sweeps.storage_url import JOURNAL
+from playground.sweeps.inputs.spec import SweepSpec, agent_settings, parse_spec
+from playground.sweeps.inputs.storage_url import JOURNAL
 from playground.sweeps.storages import locate
 from playground.sweeps.study import budget, counted, finished_in_budget, initialize, load_study, trial_id_of
 from playground.sweeps.summary import write_summary

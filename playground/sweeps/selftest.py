@@ -13,10 +13,10 @@ import time
 from dataclasses import replace
 
 from playground.sweeps.metrics_tail import epoch_records
-from playground.sweeps.prepare import prepare_sweep
+from playground.sweeps.inputs.prepare import prepare_sweep
 from playground.sweeps.runner import run_sweep
-from playground.sweeps.spec import SweepSpec
-from playground.sweeps.space import Param
+from playground.sweeps.inputs.spec import SweepSpec
+from playground.sweeps.inputs.space import Param
 
 
 def self_test(spec: SweepSpec) -> int:

@@ -26,7 +26,7 @@ CALL_DEADLINE_S = 30.0
 def serve(sweep_dir: str, host: str = "0.0.0.0", port: int = 0) -> int:
     import threading
 
-    from playground.sweeps.storage_url import require_extra
+    from playground.sweeps.inputs.storage_url import require_extra
     require_extra("grpc", "sweep serve")
     import optuna
     from optuna.storages._grpc.server import make_server  # run_grpc_proxy_server's own; it gives no stop()

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from playground.sweeps.errors import SweepError
 from playground.sweeps.folder import SweepFolder
-from playground.sweeps.storage_url import JOURNAL, password, redact
+from playground.sweeps.inputs.storage_url import JOURNAL, password, redact
 
 SBATCH_TIMEOUT_S = 120
 STOP_WARNING_S = 120   # SIGTERM to the agent this long before the time limit: its trials checkpoint and exit 75
@@ -56,8 +56,8 @@ def sweep_folder(sweep_dir: str) -> tuple[SweepFolder, dict]:
 def checked_spec(spec_file: str) -> tuple[dict, str, str]:
     """The resolved spec of `spec_file`, its identity and its storage URL (as written, password and all),
     validated as `sweep run` does before anything runs."""
-    from playground.sweeps.prepare import prepare_sweep
-    from playground.sweeps.spec import load_spec
+    from playground.sweeps.inputs.prepare import prepare_sweep
+    from playground.sweeps.inputs.spec import load_spec
     spec = prepare_sweep(load_spec(spec_file)).spec
     return spec.raw, spec.identity(), spec.storage
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from playground.sweeps.errors import SweepError
 from playground.sweeps.folder import SweepFolder
-from playground.sweeps.space import Param, constants, grid_points
-from playground.sweeps.spec import Objective, SweepSpec
+from playground.sweeps.inputs.space import Param, constants, grid_points
+from playground.sweeps.inputs.spec import Objective, SweepSpec
 
 STUDY_NAME = "sweep"   # the journal's study; a shared database's has a name of its own (storages.locate)
 

@@ -14,7 +14,7 @@ from typing import Any
 from playground.outputs.atomic_files import atomic_open, write_json
 from playground.sweeps.folder import SweepFolder
 from playground.sweeps.metrics_tail import epoch_records, objective_value
-from playground.sweeps.spec import Objective
+from playground.sweeps.inputs.spec import Objective
 
 TERMINAL = ("complete", "pruned", "fail")
 

@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from playground.restarts.child import start_child
-from playground.sweeps.spec import SweepSpec
+from playground.sweeps.inputs.spec import SweepSpec
 
 
 def trial_command(spec: SweepSpec, sets: dict[str, Any], run_dir: str) -> list[str]:

@@ -36,8 +36,8 @@ POINTER = "last"
 def continue_trial(sweep_dir: str, source_id: str, set_items: list[str]) -> int:
     from playground.options.layers import parse_set
     from playground.sweeps.control import sweep_folder
-    from playground.sweeps.opts_check import check_points, load_base
-    from playground.sweeps.spec import parse_spec
+    from playground.sweeps.inputs.opts_check import check_points, load_base
+    from playground.sweeps.inputs.spec import parse_spec
     from playground.sweeps.study import distributions, load_study
     folder = sweep_folder(sweep_dir)
     source = _source_record(folder, source_id)

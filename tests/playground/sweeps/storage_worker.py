@@ -20,7 +20,7 @@ def ending(k: int) -> str:
 def main(sweep_dir: str, storage: str, count: int) -> int:
     from playground.sweeps.coordinator import Coordinator
     from playground.sweeps.folder import SweepFolder
-    from playground.sweeps.spec import parse_spec
+    from playground.sweeps.inputs.spec import parse_spec
     from playground.sweeps.study import load_study
     folder = SweepFolder(sweep_dir)
     spec = parse_spec(folder.read_spec()["spec"], folder.root, origin=folder.spec_file)

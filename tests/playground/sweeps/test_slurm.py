@@ -14,7 +14,7 @@ import pytest
 
 from playground.cli import main
 from playground.sweeps.folder import SweepFolder
-from playground.sweeps.spec import load_spec
+from playground.sweeps.inputs.spec import load_spec
 
 STAND_IN = '''#!{python}
 import json, os, shutil, sys

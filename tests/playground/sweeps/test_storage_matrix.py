@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from playground.sweeps.folder import SweepFolder
-from playground.sweeps.spec import load_spec
+from playground.sweeps.inputs.spec import load_spec
 from playground.sweeps.study import initialize, load_study, trial_id_of
 from tests.playground.sweeps.pg_cluster import free_port
 from tests.playground.sweeps.proxy import start_proxy, stop_proxy

@@ -11,7 +11,7 @@ import pytest
 
 from playground.sweeps.errors import SweepError
 from playground.sweeps.folder import SweepFolder
-from playground.sweeps.storage_url import parse_storage, redact
+from playground.sweeps.inputs.storage_url import parse_storage, redact
 from tests.playground.sweeps.pg_cluster import free_port
 
 SPACE = {"model_param.base_learning_rate": {"type": "log", "minval": -3, "maxval": 0}, "epoch_iter.num_epochs": 1}
@@ -43,7 +43,7 @@ def test_storage_urls_are_told_apart_and_sqlite_is_refused():
 
 
 def test_a_password_in_the_spec_is_used_but_never_resolved_into_sweep_json(write_spec):
-    from playground.sweeps.spec import load_spec
+    from playground.sweeps.inputs.spec import load_spec
     spec = load_spec(str(write_spec({"name": "random", "max_trials": 2}, SPACE,
                                     storage="postgresql://ann:s3cret@db/sweeps")))
     assert spec.storage == "postgresql://ann:s3cret@db/sweeps"
@@ -135,7 +135,7 @@ def test_a_journal_sweep_cannot_move_to_postgres_but_may_go_through_its_proxy(tm
 
 
 def test_a_folder_never_works_on_another_sweeps_study(tmp_path, write_spec):
-    from playground.sweeps.spec import load_spec
+    from playground.sweeps.inputs.spec import load_spec
     from playground.sweeps.study import load_study
     one = load_spec(str(write_spec({"name": "random", "max_trials": 2}, SPACE, name="one.json")))
     two = load_spec(str(write_spec({"name": "random", "max_trials": 2, "seed": 7}, SPACE, name="two.json")))

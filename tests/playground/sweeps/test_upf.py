@@ -9,7 +9,7 @@ import pytest
 
 from playground.cli import main
 from playground.sweeps.errors import SweepError
-from playground.sweeps.upf import read_upf, resolve_name
+from playground.sweeps.inputs.upf import read_upf, resolve_name
 
 UPF = ('{"id": "RUN000", "epochs": 1}\n'
        '{"id": "RUN001", "epochs": 2}\n'

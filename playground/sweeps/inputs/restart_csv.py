@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from playground.sweeps.errors import SweepError
-from playground.sweeps.space import Param
+from playground.sweeps.inputs.space import Param
 
 
 @dataclass(frozen=True)

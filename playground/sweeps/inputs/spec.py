@@ -16,10 +16,8 @@ from typing import Any
 
 from playground.restarts.policy import LogPolicy, default_log_policies, parse_log_policies
 from playground.sweeps.errors import SweepError
-from playground.sweeps.heartbeat import DEFAULT_HEARTBEAT_SECONDS
-from playground.sweeps.lease import DEFAULT_GRACE_SECONDS
-from playground.sweeps.space import Param, parse_space
-from playground.sweeps.storage_url import parse_storage, redact
+from playground.sweeps.inputs.space import Param, parse_space
+from playground.sweeps.inputs.storage_url import parse_storage, redact
 
 SEARCHERS = ("single", "grid", "upf", "random", "tpe", "gp", "cmaes", "adaptive_asha", "hyperband")
 ASHA_MODES = ("aggressive", "standard", "conservative")
@@ -30,6 +28,8 @@ SEARCHER_KEYS = {"name", "max_trials", "max_concurrent_trials", "seed", "time_me
                  "max_rungs", "mode", "bracket_rungs", "sampler", "min_resource", "reduction_factor"}
 BUDGET_KEYS = ("max_trials", "max_concurrent_trials")
 RETRY_KEYS = ("max_restarts", "log_policies")    # may change on resume: how failures are retried, not what runs
+DEFAULT_HEARTBEAT_SECONDS = 5.0   # how often an agent rewrites its heartbeat file (agents/heartbeat.py)
+DEFAULT_GRACE_SECONDS = 60.0    # above NFS attribute caching (acregmax 60 s) so a live heartbeat is seen to change
 AGENT_KEYS = {"heartbeat_seconds": DEFAULT_HEARTBEAT_SECONDS,   # `agents:`, may change on resume too
               "grace_seconds": DEFAULT_GRACE_SECONDS}
 ACCESS_KEYS = ("storage",)      # how the study is reached (a restarted proxy's new port), not what runs

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from playground.sweeps.errors import SweepError
-from playground.sweeps.spec import Objective, SweepSpec
+from playground.sweeps.inputs.spec import Objective, SweepSpec
 
 
 @dataclass

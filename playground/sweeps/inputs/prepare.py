@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from playground.sweeps.errors import SweepError
-from playground.sweeps.restart_csv import PriorPoint, read_restart_file
-from playground.sweeps.space import Param, constants, corner_points, grid_points
-from playground.sweeps.spec import SweepSpec
-from playground.sweeps.upf import UpfLine, read_upf, resolve_name
+from playground.sweeps.inputs.restart_csv import PriorPoint, read_restart_file
+from playground.sweeps.inputs.space import Param, constants, corner_points, grid_points
+from playground.sweeps.inputs.spec import SweepSpec
+from playground.sweeps.inputs.upf import UpfLine, read_upf, resolve_name
 
 
 @dataclass
@@ -21,7 +21,7 @@ class PreparedSweep:
 
 
 def prepare_sweep(spec: SweepSpec) -> PreparedSweep:
-    from playground.sweeps.opts_check import check_objectives, check_points, load_base
+    from playground.sweeps.inputs.opts_check import check_objectives, check_points, load_base
     spec = _asha_length(spec)
     upf_lines = read_upf(spec.upf) if spec.upf else []
     priors = read_restart_file(spec.restart_file, spec.space) if spec.restart_file else []
