@@ -88,7 +88,7 @@ def efficiency(trials: int, busy: float) -> tuple[float, float, float]:
 
 def _tells(sweep: str, count: int, results, storage: str | None = None) -> None:
     from playground.sweeps.coordinator import Coordinator
-    from playground.sweeps.folder import SweepFolder
+    from playground.sweeps.files.sweep_folder import SweepFolder
     from playground.sweeps.inputs.spec import load_spec
     from playground.sweeps.study import load_study
     spec = load_spec(os.path.join(os.path.dirname(sweep), "spec.json"))
@@ -106,7 +106,7 @@ def throughput(tells: int, processes: int, storage: str | None = None) -> float:
     with tempfile.TemporaryDirectory() as folder:
         spec = _spec(folder, {"name": "random", "max_trials": 10 ** 9}, {})
         sweep = os.path.join(folder, "sweep")
-        from playground.sweeps.folder import SweepFolder
+        from playground.sweeps.files.sweep_folder import SweepFolder
         from playground.sweeps.inputs.spec import load_spec
         from playground.sweeps.study import load_study
         loaded = load_spec(spec)

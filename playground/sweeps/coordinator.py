@@ -22,7 +22,7 @@ from playground.outputs.atomic_files import write_json
 from playground.restarts.fence import Fence, claim_path, highest_claim, read_claim
 from playground.sweeps.asha import AdaptiveAsha, make_brackets
 from playground.sweeps.errors import SweepError
-from playground.sweeps.folder import SweepFolder
+from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.heartbeat import AgentId
 from playground.sweeps.lease import DEFAULT_GRACE_SECONDS, EXPIRED, RELEASED_STATES, UNDECIDED, Leases
 from playground.sweeps.inputs.space import constants

@@ -16,8 +16,8 @@ import os
 import time
 from typing import Any
 
-from playground.sweeps.folder import SweepFolder
-from playground.sweeps.metrics_tail import MetricsTail
+from playground.sweeps.files.sweep_folder import SweepFolder
+from playground.sweeps.files.metrics_tail import MetricsTail
 from playground.sweeps.inputs.prepare import PreparedSweep
 from playground.sweeps.study import distributions, initialize, load_study
 from playground.sweeps.warm_start import WARM_START_FILE, contained, read_warm_start

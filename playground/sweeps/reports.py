@@ -6,7 +6,7 @@ import os
 import sys
 from collections import Counter
 
-from playground.sweeps.folder import SweepFolder
+from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.spec import SweepSpec, parse_spec
 
 

@@ -22,7 +22,7 @@ from playground.restarts.policy import RestartPolicy
 from playground.sweeps.agent import Agent, Outcome
 from playground.sweeps.coordinator import Coordinator
 from playground.sweeps.errors import SweepError
-from playground.sweeps.folder import SweepFolder
+from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.heartbeat import AgentId, Heartbeat, agents_maybe_alive, heartbeat_path, read_heartbeats
 from playground.sweeps.inputs.prepare import PreparedSweep, prepare_sweep, resumed_sweep
 from playground.sweeps.retrying import StorageUnavailable

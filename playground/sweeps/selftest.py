@@ -12,7 +12,7 @@ import tempfile
 import time
 from dataclasses import replace
 
-from playground.sweeps.metrics_tail import epoch_records
+from playground.sweeps.files.metrics_tail import epoch_records
 from playground.sweeps.inputs.prepare import prepare_sweep
 from playground.sweeps.runner import run_sweep
 from playground.sweeps.inputs.spec import SweepSpec

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 
 from playground.sweeps.errors import SweepError
-from playground.sweeps.folder import SweepFolder
+from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.storage_url import JOURNAL, password, redact
 
 SBATCH_TIMEOUT_S = 120

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from playground.outputs.atomic_files import write_json
 from playground.sweeps.errors import SweepError
-from playground.sweeps.folder import SweepFolder
+from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.storage_url import GRPC, JOURNAL, POSTGRES, Storage, parse_storage, redact, require_extra
 
 JOURNAL_STUDY = "sweep"   # the journal's study name since the first version: existing folders must resume

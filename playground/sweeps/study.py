@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from playground.sweeps.errors import SweepError
-from playground.sweeps.folder import SweepFolder
+from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.space import Param, constants, grid_points
 from playground.sweeps.inputs.spec import Objective, SweepSpec
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from playground.outputs.atomic_files import write_json
 from playground.sweeps.errors import SweepError
-from playground.sweeps.folder import SweepFolder
+from playground.sweeps.files.sweep_folder import SweepFolder
 
 WARM_START_FILE = "warm_start.json"
 POINTER = "last"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from playground.cli import main
-from playground.sweeps.folder import SweepFolder
+from playground.sweeps.files.sweep_folder import SweepFolder
 
 ONE_POINT = {"model_param.base_learning_rate": 0.1, "epoch_iter.num_epochs": 3}
 

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from playground.cli import main
-from playground.sweeps.folder import SweepFolder
+from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.reports import open_sweep
 
 GRID_SPACE = {"model_param.base_learning_rate": {"type": "log", "minval": -3, "maxval": 0, "count": 3},

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from playground.cli import main
-from playground.sweeps.folder import SweepFolder
+from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.spec import load_spec
 
 STAND_IN = '''#!{python}

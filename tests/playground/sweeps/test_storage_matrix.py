@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from playground.sweeps.folder import SweepFolder
+from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.spec import load_spec
 from playground.sweeps.study import initialize, load_study, trial_id_of
 from tests.playground.sweeps.pg_cluster import free_port

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from playground.sweeps.errors import SweepError
-from playground.sweeps.folder import SweepFolder
+from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.storage_url import parse_storage, redact
 from tests.playground.sweeps.pg_cluster import free_port
 
