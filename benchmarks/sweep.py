@@ -90,7 +90,7 @@ def _tells(sweep: str, count: int, results, storage: str | None = None) -> None:
     from playground.sweeps.coordinator import Coordinator
     from playground.sweeps.files.sweep_folder import SweepFolder
     from playground.sweeps.inputs.spec import load_spec
-    from playground.sweeps.study import load_study
+    from playground.sweeps.search.study import load_study
     spec = load_spec(os.path.join(os.path.dirname(sweep), "spec.json"))
     folder = SweepFolder(sweep)
     study = load_study(folder, spec.searcher, spec.objectives, create=True, storage=storage)
@@ -108,7 +108,7 @@ def throughput(tells: int, processes: int, storage: str | None = None) -> float:
         sweep = os.path.join(folder, "sweep")
         from playground.sweeps.files.sweep_folder import SweepFolder
         from playground.sweeps.inputs.spec import load_spec
-        from playground.sweeps.study import load_study
+        from playground.sweeps.search.study import load_study
         loaded = load_spec(spec)
         proxy = _serve(sweep) if storage == "grpc" else None
         try:

@@ -20,14 +20,15 @@ from typing import Any, Iterator
 
 from playground.outputs.atomic_files import write_json
 from playground.restarts.fence import Fence, claim_path, highest_claim, read_claim
-from playground.sweeps.asha import AdaptiveAsha, make_brackets
+from playground.sweeps.search.asha import AdaptiveAsha, make_brackets
 from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.heartbeat import AgentId
 from playground.sweeps.lease import DEFAULT_GRACE_SECONDS, EXPIRED, RELEASED_STATES, UNDECIDED, Leases
 from playground.sweeps.inputs.space import constants
 from playground.sweeps.inputs.spec import SweepSpec
-from playground.sweeps.study import counted, distributions, sampled_budget, trial_id_of
+from playground.sweeps.search._optuna_private import storage_of, storage_trial_id
+from playground.sweeps.search.study import counted, distributions, sampled_budget, trial_id_of
 
 WAIT = "wait"   # nothing to claim now, but a place may free up (ASHA brackets) or a lease may expire
 
@@ -81,7 +82,7 @@ class Coordinator:
         with self.lock:
             undecided = False
             for trial in self.study.get_trials(deepcopy=False):
-                if not self.adopt or trial.state != TrialState.RUNNING or trial._trial_id in self.owned:
+                if not self.adopt or trial.state != TrialState.RUNNING or storage_trial_id(trial) in self.owned:
                     continue
                 verdict, attempt = self._lease(trial)
                 if verdict == EXPIRED:
@@ -100,16 +101,16 @@ class Coordinator:
                         return WAIT if self.owned or undecided else None
                 trial = self.study.ask(fixed_distributions=self.dists)
                 # who asked, first: until its first claim file exists this names the trial's holder
-                self.study._storage.set_trial_user_attr(trial._trial_id, "agent", self.me.record())
-            frozen = self.study._storage.get_trial(trial._trial_id)
+                storage_of(self.study).set_trial_user_attr(storage_trial_id(trial), "agent", self.me.record())
+            frozen = storage_of(self.study).get_trial(storage_trial_id(trial))
             sets = frozen.user_attrs.get("sets")
             if sets is None:
                 sets = {**constants(self.spec.space), **frozen.params}
-                self.study._storage.set_trial_user_attr(trial._trial_id, "sets", sets)
+                storage_of(self.study).set_trial_user_attr(storage_trial_id(trial), "sets", sets)
             if self.asha is not None and not frozen.user_attrs.get("extra"):
                 self.asha.add_trial(trial_id_of(frozen), bracket)
                 self._save_asha()
-            frozen = self.study._storage.get_trial(trial._trial_id)
+            frozen = storage_of(self.study).get_trial(storage_trial_id(trial))
             return self._ticket(frozen, adopted=False,
                                 attempt=highest_claim(self.folder.trial_dir(trial_id_of(frozen))) + 1)
 
@@ -129,7 +130,7 @@ class Coordinator:
             since = trial.datetime_start.timestamp() if trial.datetime_start else 0.0
         record = self.folder.read_trial(trial_id)
         released = highest > 0 and record.get("attempt") == highest and record.get("state") in RELEASED_STATES
-        return self.leases.verdict(holder, since, released, key=str(trial._trial_id)), highest + 1
+        return self.leases.verdict(holder, since, released, key=str(storage_trial_id(trial))), highest + 1
 
     @contextmanager
     def _ask_lock(self) -> Iterator[None]:
@@ -140,7 +141,7 @@ class Coordinator:
             yield
 
     def _ticket(self, trial: Any, adopted: bool, attempt: int) -> Ticket:
-        self.owned[trial._trial_id] = trial_id_of(trial)
+        self.owned[storage_trial_id(trial)] = trial_id_of(trial)
         sets = trial.user_attrs.get("sets")
         if sets is None:  # its asker was killed before storing the sets, perhaps before sampling every param
             sets = self._complete_params(trial)
@@ -149,16 +150,16 @@ class Coordinator:
             bracket = self.asha.next_bracket()
             self.asha.add_trial(trial_id_of(trial), 0 if bracket is None else bracket)
             self._save_asha()
-        return Ticket(trial_id_of(trial), trial.number, sets, trial._trial_id, adopted,
+        return Ticket(trial_id_of(trial), trial.number, sets, storage_trial_id(trial), adopted,
                       set(trial.intermediate_values), trial.user_attrs.get("warm_start"), attempt)
 
     def _complete_params(self, trial: Any) -> dict[str, Any]:
         """Sample (or take from the enqueued point) the params an asker killed midway did not store; the sets."""
         import optuna
-        live = optuna.trial.Trial(self.study, trial._trial_id)
+        live = optuna.trial.Trial(self.study, storage_trial_id(trial))
         params = {name: live._suggest(name, dist) for name, dist in self.dists.items()}
         sets = {**constants(self.spec.space), **params}
-        self.study._storage.set_trial_user_attr(trial._trial_id, "sets", sets)
+        storage_of(self.study).set_trial_user_attr(storage_trial_id(trial), "sets", sets)
         return sets
 
     def trials(self) -> list[str]:

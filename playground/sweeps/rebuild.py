@@ -19,7 +19,8 @@ from typing import Any
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.files.metrics_tail import MetricsTail
 from playground.sweeps.inputs.prepare import PreparedSweep
-from playground.sweeps.study import distributions, initialize, load_study
+from playground.sweeps.search._optuna_private import storage_of, storage_trial_id, study_id_of
+from playground.sweeps.search.study import distributions, initialize, load_study
 from playground.sweeps.warm_start import WARM_START_FILE, contained, read_warm_start
 
 FINISHED = {"complete": "COMPLETE", "pruned": "PRUNED", "fail": "FAIL"}
@@ -75,19 +76,19 @@ def trial_records(folder: SweepFolder) -> list[dict]:
 def _open_trial(study: Any, number: int) -> int:
     """The number of a RUNNING trial to fill: the planned (WAITING) trial `number`, else a new trial."""
     from optuna.trial import TrialState
-    storage = study._storage
+    storage = storage_of(study)
     planned = next((t for t in study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
                     if t.number == number), None)
-    if planned is not None and storage.set_trial_state_values(planned._trial_id, TrialState.RUNNING):
+    if planned is not None and storage.set_trial_state_values(storage_trial_id(planned), TrialState.RUNNING):
         return planned.number
-    trial_id = storage.create_new_trial(study._study_id)
+    trial_id = storage.create_new_trial(study_id_of(study))
     return storage.get_trial(trial_id).number
 
 
 def _fill(study: Any, folder: SweepFolder, spec: Any, dists: dict, number: int, record: dict) -> None:
     from optuna.trial import TrialState
-    storage = study._storage
-    trial_id = storage.get_trial_id_from_study_id_trial_number(study._study_id, number)
+    storage = storage_of(study)
+    trial_id = storage.get_trial_id_from_study_id_trial_number(study_id_of(study), number)
     sets = record.get("params") or {}
     storage.set_trial_user_attr(trial_id, "trial_id", record["id"])
     storage.set_trial_user_attr(trial_id, "sets", sets)

@@ -11,7 +11,7 @@ from playground.sweeps.inputs.spec import SweepSpec, parse_spec
 
 
 def open_sweep(sweep_dir: str):
-    from playground.sweeps.study import load_study
+    from playground.sweeps.search.study import load_study
     folder = SweepFolder(sweep_dir)
     stored = folder.read_spec()
     spec: SweepSpec = parse_spec(stored["spec"], folder.root, origin=folder.spec_file)

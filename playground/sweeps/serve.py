@@ -2,8 +2,7 @@
 storage proxy. Prints the URL to give agents (`--storage grpc://host:port`) and records it in DIR/control/serve.json;
 runs until SIGINT/SIGTERM. One server per folder (an flock on control/serve.lock).
 
-Also the client side: `DeadlineProxy`, Optuna's proxy client with a deadline on every call, so a proxy that is
-stopped (SIGSTOP, a hung host) fails the call, to be retried, instead of hanging the agent for ever.
+The client side, what agents open for `--storage grpc://...`, is search/grpc_client.py.
 """
 from __future__ import annotations
 
@@ -13,14 +12,11 @@ import signal
 import socket
 import sys
 import time
-from functools import partial
 from typing import Any
 
 from playground.outputs.atomic_files import write_json
 from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder
-
-CALL_DEADLINE_S = 30.0
 
 
 def serve(sweep_dir: str, host: str = "0.0.0.0", port: int = 0) -> int:
@@ -29,8 +25,8 @@ def serve(sweep_dir: str, host: str = "0.0.0.0", port: int = 0) -> int:
     from playground.sweeps.inputs.storage_url import require_extra
     require_extra("grpc", "sweep serve")
     import optuna
-    from optuna.storages._grpc.server import make_server  # run_grpc_proxy_server's own; it gives no stop()
-    from playground.sweeps.storages import open_journal
+    from playground.sweeps.search._optuna_private import grpc_server
+    from playground.sweeps.search.storages import open_journal
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     folder = SweepFolder(sweep_dir)
     os.makedirs(folder.control, exist_ok=True)
@@ -43,7 +39,7 @@ def serve(sweep_dir: str, host: str = "0.0.0.0", port: int = 0) -> int:
                          f"(see {os.path.join(folder.control, 'serve.json')})") from None
     port = port or _free_port(host)
     try:
-        server = make_server(open_journal(folder.journal, single_writer=True), host, port)
+        server = grpc_server(open_journal(folder.journal, single_writer=True), host, port)
         server.start()
     except RuntimeError as err:  # grpc: the address is taken or not ours
         lock.close()
@@ -80,33 +76,3 @@ def _free_port(host: str) -> int:
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         probe.bind((host if host not in ("0.0.0.0", "") else "", 0))
         return probe.getsockname()[1]
-
-
-def _with_deadline(stub: Any, seconds: float) -> Any:
-    """The stub's calls, each with `timeout=seconds` unless given."""
-    class Stub:
-        def __getattr__(self, name: str) -> Any:
-            return partial(getattr(stub, name), timeout=seconds)
-    return Stub()
-
-
-def _proxy_class() -> type:
-    from optuna.storages import GrpcStorageProxy
-    from optuna.storages._grpc.client import GrpcClientCache
-
-    class DeadlineProxy(GrpcStorageProxy):
-        """Optuna's client, each call bounded by PLAYGROUND_STORAGE_CALL_S (default 30 s)."""
-
-        def _setup(self) -> None:
-            super()._setup()
-            self._stub = _with_deadline(self._stub, float(os.environ.get("PLAYGROUND_STORAGE_CALL_S",
-                                                                         CALL_DEADLINE_S)))
-            self._cache = GrpcClientCache(self._stub)
-    return DeadlineProxy
-
-
-def DeadlineProxy(host: str, port: int) -> Any:  # noqa: N802  a class built on first use (grpc is an extra)
-    import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # optuna marks the proxy experimental
-        return _proxy_class()(host=host, port=port)

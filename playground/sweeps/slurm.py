@@ -84,7 +84,7 @@ def check_request(request: SlurmRequest) -> None:
 def agents_storage(folder: SweepFolder, requested: str | None) -> str | None:
     """The storage URL the agents must be given (--storage, else the spec's, else sweep.json's), None when they
     open the folder's journal by themselves. May hold a password: put only `redact(url, mark="")` in files."""
-    from playground.sweeps.storages import locate
+    from playground.sweeps.search.storages import locate
     storage = locate(folder, requested).storage   # refuses a move between kinds, as the agents would
     return None if storage.kind == JOURNAL and requested in (None, "auto") else storage.url
 

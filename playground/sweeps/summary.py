@@ -32,7 +32,7 @@ class TrialRow:
 
 
 def collect(study: Any, folder: SweepFolder, objectives: list[Objective]) -> list[TrialRow]:
-    from playground.sweeps.study import trial_id_of
+    from playground.sweeps.search.study import trial_id_of
     rows = []
     objective = objectives[0]
     for trial in study.get_trials(deepcopy=False):

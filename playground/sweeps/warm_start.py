@@ -28,6 +28,7 @@ from typing import Any
 from playground.outputs.atomic_files import write_json
 from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder
+from playground.sweeps.search._optuna_private import distribution_contains
 
 WARM_START_FILE = "warm_start.json"
 POINTER = "last"
@@ -38,7 +39,7 @@ def continue_trial(sweep_dir: str, source_id: str, set_items: list[str]) -> int:
     from playground.sweeps.control import sweep_folder
     from playground.sweeps.inputs.opts_check import check_points, load_base
     from playground.sweeps.inputs.spec import parse_spec
-    from playground.sweeps.study import distributions, load_study
+    from playground.sweeps.search.study import distributions, load_study
     folder = sweep_folder(sweep_dir)
     source = _source_record(folder, source_id)
     checkpoint = latest_checkpoint(folder.trial_dir(source_id))
@@ -158,6 +159,6 @@ def read_warm_start(run_dir: str) -> dict | None:
 def contained(dist: Any, value: Any) -> bool:
     """Whether an Optuna distribution holds `value` (a warm-started trial may leave the space)."""
     try:
-        return bool(dist._contains(dist.to_internal_repr(value)))
+        return distribution_contains(dist, value)
     except (ValueError, TypeError):
         return False

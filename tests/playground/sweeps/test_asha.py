@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from playground.sweeps.asha import AdaptiveAsha, Bracket, capped_max_rungs, make_brackets, rung_units
+from playground.sweeps.search.asha import AdaptiveAsha, Bracket, capped_max_rungs, make_brackets, rung_units
 
 
 def test_max_rungs_are_capped_by_max_time_and_max_trials():

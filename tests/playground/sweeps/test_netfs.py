@@ -1,7 +1,7 @@
 """A sweep folder on a network filesystem: the mount found in real mountinfo text, and the one loud warning."""
 from __future__ import annotations
 
-from playground.sweeps.netfs import mount_of, network_filesystem, warn_if_network_filesystem
+from playground.sweeps.search.netfs import mount_of, network_filesystem, warn_if_network_filesystem
 
 MOUNTINFO = """\
 22 27 0:21 / /proc rw,relatime - proc proc rw

@@ -14,7 +14,7 @@ class _LosesOneReply:
     after or instead of taking effect: a reply lost on the way back, or a storage away."""
 
     def __init__(self, path: str, lose: str = "create_new_trial") -> None:
-        from playground.sweeps.storages import open_journal
+        from playground.sweeps.search.storages import open_journal
         self.journal, self.lose, self.lost, self.down = open_journal(path), lose, 0, False
 
     def __getattr__(self, name: str):
@@ -33,7 +33,7 @@ class _LosesOneReply:
 
 def test_a_lost_create_reply_is_recovered_by_its_token_not_created_twice(tmp_path, capsys):
     import optuna
-    from playground.sweeps.retrying import retrying_storage
+    from playground.sweeps.search.retrying import retrying_storage
     backend = _LosesOneReply(str(tmp_path / "study.journal"))
     storage = retrying_storage(backend, "test://storage", lambda e: isinstance(e, ConnectionError), bound_s=30)
     study = optuna.create_study(storage=storage, study_name="s")
@@ -49,7 +49,7 @@ def test_a_lost_reply_to_claiming_a_planned_trial_keeps_that_trial_and_takes_no_
     that call found the trial RUNNING, answered False, and ask took the next planned trial (or made one past the
     budget), leaving the first RUNNING with nobody on it."""
     import optuna
-    from playground.sweeps.retrying import retrying_storage
+    from playground.sweeps.search.retrying import retrying_storage
     backend = _LosesOneReply(str(tmp_path / "study.journal"), lose="set_trial_state_values")
     storage = retrying_storage(backend, "test://storage", lambda e: isinstance(e, ConnectionError), bound_s=30)
     study = optuna.create_study(storage=storage, study_name="s")
@@ -63,7 +63,7 @@ def test_a_lost_reply_to_claiming_a_planned_trial_keeps_that_trial_and_takes_no_
 
 def test_a_storage_away_past_the_bound_stops_with_one_line_per_wait(tmp_path, capsys):
     import optuna
-    from playground.sweeps.retrying import StorageUnavailable, retrying_storage
+    from playground.sweeps.search.retrying import StorageUnavailable, retrying_storage
     backend = _LosesOneReply(str(tmp_path / "study.journal"))
     storage = retrying_storage(backend, "test://storage", lambda e: isinstance(e, ConnectionError), bound_s=1.2)
     study = optuna.create_study(storage=storage, study_name="s")

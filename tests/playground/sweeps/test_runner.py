@@ -201,7 +201,7 @@ def test_an_agent_finishing_a_trial_of_a_raised_budget_counts_against_that_budge
 def test_the_progress_count_is_the_budgets_finished_trials_and_never_exceeds_the_budget():
     import optuna
     from optuna.trial import TrialState, create_trial
-    from playground.sweeps.study import finished_in_budget
+    from playground.sweeps.search.study import finished_in_budget
 
     def trial(state: TrialState, **attrs) -> optuna.trial.FrozenTrial:
         return create_trial(state=state, value=1.0 if state == TrialState.COMPLETE else None, user_attrs=attrs)

@@ -64,7 +64,7 @@ def test_sweep_through_the_proxy_stops_when_it_stays_away_and_finishes_when_it_i
         if sweep.poll() is None:
             sweep.kill()
         stop_proxy(proxy)
-    from playground.sweeps.storages import open_journal
+    from playground.sweeps.search.storages import open_journal
     trials = open_journal(str(folder / "study.journal")).get_all_trials(0)
     assert sorted(t.number for t in trials) == [0, 1] and all(t.state.name == "COMPLETE" for t in trials)
     attempts = (folder / "trials" / "t0000" / "attempts.jsonl").read_text().splitlines()

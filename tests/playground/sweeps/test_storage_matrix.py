@@ -16,7 +16,7 @@ import pytest
 
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.spec import load_spec
-from playground.sweeps.study import initialize, load_study, trial_id_of
+from playground.sweeps.search.study import initialize, load_study, trial_id_of
 from tests.playground.sweeps.pg_cluster import free_port
 from tests.playground.sweeps.proxy import start_proxy, stop_proxy
 from tests.playground.sweeps.storage_worker import value_of
@@ -112,7 +112,7 @@ def test_proxy_eight_processes_survive_a_stopped_and_a_restarted_proxy(tmp_path,
     proxy = start_proxy(tmp_path / "sweep", port)
     try:
         folder = _new_sweep(tmp_path, write_spec, url)
-        from playground.sweeps.storages import open_journal
+        from playground.sweeps.search.storages import open_journal
         journal = open_journal(folder.journal)
         count = lambda: len(journal.get_all_trials(0, deepcopy=False))  # noqa: E731  study id 0: the only one
         workers = _start_workers(folder, url)

@@ -111,7 +111,7 @@ def test_sweep_on_postgres_records_its_study_and_status_finds_it_again(tmp_path,
 
 
 def test_sweeps_sharing_a_database_get_studies_of_their_own_and_keep_them(tmp_path):
-    from playground.sweeps.storages import locate, record
+    from playground.sweeps.search.storages import locate, record
     url = "postgresql://ann@db.site/sweeps"
     names = []
     for sub in ("a", "b"):
@@ -125,7 +125,7 @@ def test_sweeps_sharing_a_database_get_studies_of_their_own_and_keep_them(tmp_pa
 
 
 def test_a_journal_sweep_cannot_move_to_postgres_but_may_go_through_its_proxy(tmp_path):
-    from playground.sweeps.storages import locate, record
+    from playground.sweeps.search.storages import locate, record
     folder = SweepFolder(str(tmp_path / "sw"))
     folder.write_spec({"name": "lr"}, "0123456789abcdef")
     record(folder, locate(folder, None))
@@ -136,7 +136,7 @@ def test_a_journal_sweep_cannot_move_to_postgres_but_may_go_through_its_proxy(tm
 
 def test_a_folder_never_works_on_another_sweeps_study(tmp_path, write_spec):
     from playground.sweeps.inputs.spec import load_spec
-    from playground.sweeps.study import load_study
+    from playground.sweeps.search.study import load_study
     one = load_spec(str(write_spec({"name": "random", "max_trials": 2}, SPACE, name="one.json")))
     two = load_spec(str(write_spec({"name": "random", "max_trials": 2, "seed": 7}, SPACE, name="two.json")))
     first = SweepFolder(str(tmp_path / "first"))

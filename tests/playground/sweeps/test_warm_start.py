@@ -7,7 +7,7 @@ import re
 
 from playground.cli import main
 from playground.sweeps.reports import open_sweep
-from playground.sweeps.study import counted
+from playground.sweeps.search.study import counted
 
 SPACE = {"model_param.base_learning_rate": {"type": "log", "minval": -3, "maxval": 0},
          "epoch_iter.num_epochs": 2}

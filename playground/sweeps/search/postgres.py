@@ -19,14 +19,14 @@ CONNECT_TIMEOUT_S = 10
 def open_postgres(storage: Storage) -> Any:
     require_extra("postgres", f"storage {storage.shown}: PostgreSQL")   # the postgresql+psycopg dialect
     import sqlalchemy.exc
-    from optuna.storages import _CachedStorage
-    from playground.sweeps.retrying import postgres_transient, retrying_storage
+    from playground.sweeps.search._optuna_private import cached_storage, joined_rdb_storage
+    from playground.sweeps.search.retrying import postgres_transient, retrying_storage
     parts = urlsplit(storage.url)
     url = urlunsplit(("postgresql+psycopg",) + tuple(parts)[1:])
     try:
         # no pool_pre_ping (a query more per call): after a server restart the first call on an old connection
         # fails, SQLAlchemy drops the whole pool, and the retry gets a fresh connection
-        rdb = _storage_class()(url, engine_kwargs={"pool_reset_on_return": None,
+        rdb = joined_rdb_storage()(url, engine_kwargs={"pool_reset_on_return": None,
                                                    "connect_args": {"connect_timeout": CONNECT_TIMEOUT_S}})
     except (sqlalchemy.exc.SQLAlchemyError, OSError) as err:
         cause = str(getattr(err, "orig", None) or err).strip()
@@ -35,27 +35,5 @@ def open_postgres(storage: Storage) -> Any:
     except Exception as err:  # optuna wraps some failures (schema version, ...) in its own errors
         raise SweepError(f"storage {storage.shown}: cannot open the PostgreSQL database: {err}") from None
     # optuna adds this in-process cache of finished trials itself around a bare RDBStorage; ours is wrapped
-    return retrying_storage(_CachedStorage(rdb), storage.shown, postgres_transient)
+    return retrying_storage(cached_storage(rdb), storage.shown, postgres_transient)
 
-
-def _storage_class() -> type:
-    from optuna.storages import RDBStorage
-    from optuna.storages._rdb import models
-    from optuna.storages._rdb.storage import _create_scoped_session
-    from sqlalchemy import orm
-
-    class PostgresStorage(RDBStorage):
-        def get_trial(self, trial_id: int) -> Any:
-            """One query, the trial joined with its params, values, attributes and reports (Optuna issues one per
-            table); the rows are few: a trial's reports times its handful of attributes."""
-            model = models.TrialModel
-            with _create_scoped_session(self.scoped_session) as session:
-                trial = (session.query(model)
-                         .options(*(orm.joinedload(getattr(model, name)) for name in
-                                    ("params", "values", "user_attributes", "system_attributes",
-                                     "intermediate_values")))
-                         .filter(model.trial_id == trial_id).one_or_none())
-                if trial is None:
-                    raise KeyError(models.NOT_FOUND_MSG)
-                return self._build_frozen_trial_from_trial_model(trial)
-    return PostgresStorage

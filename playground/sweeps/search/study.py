@@ -21,7 +21,7 @@ STUDY_NAME = "sweep"   # the journal's study; a shared database's has a name of 
 
 def open_storage(folder: SweepFolder) -> Any:
     """The folder's journal storage (what `sweep summary --rebuild` writes)."""
-    from playground.sweeps.storages import open_journal
+    from playground.sweeps.search.storages import open_journal
     return open_journal(folder.journal)
 
 
@@ -56,7 +56,7 @@ def load_study(folder: SweepFolder, searcher: dict, objectives: list[Objective],
     journal). Creating records the storage (password removed) and the study name in sweep.json, for every later
     `sweep status`, `sweep agent` and resumed `sweep run`. An unreachable storage is a SweepError (exit 2)."""
     import optuna
-    from playground.sweeps.storages import check_owner, locate, open_storage as open_located, record
+    from playground.sweeps.search.storages import check_owner, locate, open_storage as open_located, record
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     stored = folder.read_spec() if folder.exists() else {}
     location = locate(folder, storage, stored.get("spec", {}).get("name") or "sweep", stored.get("identity", ""))

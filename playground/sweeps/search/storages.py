@@ -97,7 +97,7 @@ def open_storage(folder: SweepFolder, storage: Storage | None = None) -> Any:
     proxy come wrapped in retries with backoff for brief outages."""
     storage = storage or Storage(JOURNAL, JOURNAL)
     if storage.kind == POSTGRES:
-        from playground.sweeps.postgres import open_postgres
+        from playground.sweeps.search.postgres import open_postgres
         return open_postgres(storage)
     if storage.kind == GRPC:
         return _open_grpc(storage)
@@ -109,7 +109,7 @@ def open_journal(path: str, single_writer: bool = False) -> Any:
     writer (`sweep serve`)."""
     from optuna.storages import JournalStorage
     from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
-    from playground.sweeps.netfs import warn_if_network_filesystem
+    from playground.sweeps.search.netfs import warn_if_network_filesystem
     if not single_writer:
         warn_if_network_filesystem(os.path.dirname(path))
     # The open(O_EXCL) lock works on every local filesystem; a crashed holder's stale lock is broken by optuna.
@@ -118,8 +118,8 @@ def open_journal(path: str, single_writer: bool = False) -> Any:
 
 def _open_grpc(storage: Storage) -> Any:
     require_extra("grpc", f"storage {storage.shown}: the gRPC proxy")
-    from playground.sweeps.retrying import grpc_transient, retrying_storage
-    from playground.sweeps.serve import DeadlineProxy
+    from playground.sweeps.search.retrying import grpc_transient, retrying_storage
+    from playground.sweeps.search.grpc_client import DeadlineProxy
     parts = urlsplit(storage.url)
     proxy = DeadlineProxy(host=parts.hostname, port=parts.port)
     try:

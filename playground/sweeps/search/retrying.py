@@ -22,6 +22,7 @@ import uuid
 from typing import Any, Callable
 
 from playground.sweeps.errors import SweepError
+from playground.sweeps.search._optuna_private import storage_trial_id
 
 TOKEN_ATTR = "playground:create_token"
 FIRST_WAIT_S = 0.5
@@ -126,7 +127,7 @@ def _storage_class() -> type:
                         if trial.system_attrs.get(TOKEN_ATTR) == token:
                             print(f"[storage] {self.shown}: trial {trial.number} was created before the reply was "
                                   "lost; using it, not creating another", file=sys.stderr, flush=True)
-                            return trial._trial_id
+                            return storage_trial_id(trial)
                 return None
             return self.call("create_new_trial", study_id, template, recover=created)
 
