@@ -87,7 +87,7 @@ def efficiency(trials: int, busy: float) -> tuple[float, float, float]:
 
 
 def _tells(sweep: str, count: int, results, storage: str | None = None) -> None:
-    from playground.sweeps.coordinator import Coordinator
+    from playground.sweeps.agents.coordinator import Coordinator
     from playground.sweeps.files.sweep_folder import SweepFolder
     from playground.sweeps.inputs.spec import load_spec
     from playground.sweeps.search.study import load_study

@@ -18,7 +18,7 @@ def ending(k: int) -> str:
 
 
 def main(sweep_dir: str, storage: str, count: int) -> int:
-    from playground.sweeps.coordinator import Coordinator
+    from playground.sweeps.agents.coordinator import Coordinator
     from playground.sweeps.files.sweep_folder import SweepFolder
     from playground.sweeps.inputs.spec import parse_spec
     from playground.sweeps.search.study import load_study

@@ -1,4 +1,4 @@
-"""Heartbeat files and process identity (playground/sweeps/heartbeat.py) on real processes and files."""
+"""Heartbeat files and process identity (playground/sweeps/agents/heartbeat.py) on real processes and files."""
 from __future__ import annotations
 
 import json
@@ -6,7 +6,7 @@ import subprocess
 import sys
 import time
 
-from playground.sweeps.heartbeat import AgentId, Heartbeat, heartbeat_path, process_alive, process_start
+from playground.sweeps.agents.heartbeat import AgentId, Heartbeat, heartbeat_path, process_alive, process_start
 
 
 def test_heartbeat_counts_up_names_its_trials_and_is_removed_when_the_agent_stops(tmp_path):

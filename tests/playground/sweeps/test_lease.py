@@ -1,4 +1,4 @@
-"""The lease rules (playground/sweeps/lease.py) on real heartbeat files and real processes: a holder on another
+"""The lease rules (playground/sweeps/agents/lease.py) on real heartbeat files and real processes: a holder on another
 host expires when its heartbeat stops changing for the grace period on the adopter's own clock; a holder on this
 host expires at once when its process is gone or its pid now names another process."""
 from __future__ import annotations
@@ -10,8 +10,8 @@ import time
 import pytest
 
 from playground.outputs.atomic_files import write_json
-from playground.sweeps.heartbeat import AgentId, heartbeat_path, process_alive, process_start
-from playground.sweeps.lease import EXPIRED, LIVE, UNDECIDED, Leases
+from playground.sweeps.agents.heartbeat import AgentId, heartbeat_path, process_alive, process_start
+from playground.sweeps.agents.lease import EXPIRED, LIVE, UNDECIDED, Leases
 
 GRACE = 60.0
 

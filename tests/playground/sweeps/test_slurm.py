@@ -1,4 +1,4 @@
-"""`playground sweep submit DIR --slurm` (playground/sweeps/slurm.py): the sbatch script of the agents' job array
+"""`playground sweep submit DIR --slurm` (playground/sweeps/operations/slurm.py): the sbatch script of the agents' job array
 and its submission. CI has no Slurm: a stand-in `sbatch` first on PATH plays the scheduler (it records its
 arguments and the script it was given, and answers a job id as `sbatch --parsable` does)."""
 from __future__ import annotations

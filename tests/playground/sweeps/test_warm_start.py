@@ -6,7 +6,7 @@ import json
 import re
 
 from playground.cli import main
-from playground.sweeps.reports import open_sweep
+from playground.sweeps.operations.status import open_sweep
 from playground.sweeps.search.study import counted
 
 SPACE = {"model_param.base_learning_rate": {"type": "log", "minval": -3, "maxval": 0},
@@ -90,7 +90,7 @@ def test_a_playground_run_resumes_the_linked_checkpoint_and_trains_on_with_the_c
     hard-linked checkpoint (its checksum verified through the linked info file), keeps the source's records, and
     trains the added epoch at the new learning rate; the source's checkpoint files stay as they were."""
     from playground.api import run
-    from playground.sweeps.warm_start import latest_checkpoint, link_checkpoint
+    from playground.sweeps.agents.warm_start import latest_checkpoint, link_checkpoint
     from tests.playground.sweeps.conftest import tiny_mlp_opts
     source, new = tmp_path / "trials" / "t0000", tmp_path / "trials" / "t0001"
     opts = tiny_mlp_opts()

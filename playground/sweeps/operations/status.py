@@ -19,7 +19,7 @@ def open_sweep(sweep_dir: str):
 
 
 def status(sweep_dir: str) -> int:
-    from playground.sweeps.summary import collect, ranked
+    from playground.sweeps.results.summary import collect, ranked
     folder, spec, study = open_sweep(sweep_dir)
     rows = collect(study, folder, spec.objectives)
     counts = Counter(r.state for r in rows)
@@ -43,7 +43,7 @@ def status(sweep_dir: str) -> int:
 def _print_agents(folder: SweepFolder) -> None:
     """The agents whose heartbeat files exist, with their trials and how old their last beat is."""
     import time
-    from playground.sweeps.heartbeat import host_id, possibly_alive, read_heartbeats
+    from playground.sweeps.agents.heartbeat import host_id, possibly_alive, read_heartbeats
     here = host_id()
     for beat in read_heartbeats(folder.control):
         age = time.time() - float(beat.get("clock", 0.0))
@@ -53,7 +53,7 @@ def _print_agents(folder: SweepFolder) -> None:
 
 
 def summary(sweep_dir: str, rebuild: bool = False) -> int:
-    from playground.sweeps.summary import write_summary
+    from playground.sweeps.results.summary import write_summary
     if rebuild:
         return _rebuild(sweep_dir)
     folder, spec, study = open_sweep(sweep_dir)
@@ -64,7 +64,7 @@ def summary(sweep_dir: str, rebuild: bool = False) -> int:
 
 
 def plots(sweep_dir: str) -> int:
-    from playground.sweeps.plots import draw_all
+    from playground.sweeps.results.plots import draw_all
     folder, spec, study = open_sweep(sweep_dir)
     for path, note in draw_all(study, folder, spec):
         print(path if not note else f"{path}: {note}", file=sys.stdout if not note else sys.stderr)
@@ -74,9 +74,9 @@ def plots(sweep_dir: str) -> int:
 def _rebuild(sweep_dir: str) -> int:
     """The study rebuilt from the run folders (under the folder's run lock), then the reports from it."""
     from playground.sweeps.inputs.prepare import prepare_sweep
-    from playground.sweeps.rebuild import rebuild_study
-    from playground.sweeps.runner import lock_folder
-    from playground.sweeps.summary import write_summary
+    from playground.sweeps.operations.rebuild import rebuild_study
+    from playground.sweeps.agents.runner import lock_folder
+    from playground.sweeps.results.summary import write_summary
     folder = SweepFolder(sweep_dir)
     spec = parse_spec(folder.read_spec()["spec"], folder.root, origin=folder.spec_file)
     lock = lock_folder(folder)

@@ -36,7 +36,7 @@ POINTER = "last"
 
 def continue_trial(sweep_dir: str, source_id: str, set_items: list[str]) -> int:
     from playground.options.layers import parse_set
-    from playground.sweeps.control import sweep_folder
+    from playground.sweeps.agents.control import sweep_folder
     from playground.sweeps.inputs.opts_check import check_points, load_base
     from playground.sweeps.inputs.spec import parse_spec
     from playground.sweeps.search.study import distributions, load_study

@@ -10,7 +10,7 @@ from typing import Any
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.files.metrics_tail import epoch_records
 from playground.sweeps.inputs.spec import SweepSpec
-from playground.sweeps.summary import collect, ranked
+from playground.sweeps.results.summary import collect, ranked
 
 BEST_CURVES = 5
 

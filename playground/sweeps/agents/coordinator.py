@@ -23,8 +23,8 @@ from playground.restarts.fence import Fence, claim_path, highest_claim, read_cla
 from playground.sweeps.search.asha import AdaptiveAsha, make_brackets
 from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder
-from playground.sweeps.heartbeat import AgentId
-from playground.sweeps.lease import DEFAULT_GRACE_SECONDS, EXPIRED, RELEASED_STATES, UNDECIDED, Leases
+from playground.sweeps.agents.heartbeat import AgentId
+from playground.sweeps.agents.lease import DEFAULT_GRACE_SECONDS, EXPIRED, RELEASED_STATES, UNDECIDED, Leases
 from playground.sweeps.inputs.space import constants
 from playground.sweeps.inputs.spec import SweepSpec
 from playground.sweeps.search._optuna_private import storage_of, storage_trial_id

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from playground.sweeps.heartbeat import AgentId, process_alive, read_heartbeat, read_heartbeats
+from playground.sweeps.agents.heartbeat import AgentId, process_alive, read_heartbeat, read_heartbeats
 from playground.sweeps.inputs.spec import DEFAULT_GRACE_SECONDS
 
 EXPIRED, LIVE, UNDECIDED = "expired", "live", "undecided"
