@@ -16,7 +16,6 @@ from typing import Any, Callable
 
 from playground.outputs.atomic_files import write_json
 from playground.restarts.host import host_id
-from playground.sweeps.inputs.spec import DEFAULT_HEARTBEAT_SECONDS
 
 
 def process_start(pid: int) -> int | None:

@@ -16,7 +16,6 @@ import time
 from typing import Any, Callable
 
 from playground.sweeps.agents.heartbeat import AgentId, process_alive, read_heartbeat, read_heartbeats
-from playground.sweeps.inputs.spec import DEFAULT_GRACE_SECONDS
 
 EXPIRED, LIVE, UNDECIDED = "expired", "live", "undecided"
 RELEASED_STATES = ("paused", "interrupted")
