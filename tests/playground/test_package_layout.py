@@ -234,3 +234,21 @@ def test_nothing_in_the_repository_imports_a_moved_module_by_its_old_path():
             if any(imported == o or imported.startswith(o + ".") for o in old):
                 bad.append(f"{page.relative_to(REPO)} imports {imported}")
     assert bad == []
+
+
+OPTUNA_PRIVATE = PACKAGE / "sweeps" / "search" / "_optuna_private.py"
+# Private attributes of Optuna's objects the sweep layer needs (Study._storage, FrozenTrial._trial_id, ...).
+OPTUNA_PRIVATE_ATTRIBUTES = {"_storage", "_study_id", "_trial_id", "_contains"}
+
+
+def test_optunas_private_api_is_used_in_one_module_only():
+    """search/_optuna_private.py says why each use is needed; an Optuna upgrade that moves one breaks there."""
+    def private(path: Path) -> list[str]:
+        found = [f"imports {name}" for name in imports_of(path)
+                 if name.split(".")[0] == "optuna" and any(part.startswith("_") for part in name.split("."))]
+        found += [f"uses .{node.attr}" for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                  if isinstance(node, ast.Attribute) and node.attr in OPTUNA_PRIVATE_ATTRIBUTES]
+        return [f"{path.relative_to(REPO)} {what}" for what in found]
+
+    assert private(OPTUNA_PRIVATE), "the rule finds nothing: it would pass whatever the code does"
+    assert [line for path in sources(PACKAGE) if path != OPTUNA_PRIVATE for line in private(path)] == []

@@ -2,6 +2,7 @@
 where it lives (the journal in the sweep folder, PostgreSQL, or a `sweep serve` gRPC proxy), with retries through
 brief outages.
 
-Every Optuna call of the sweep layer is made from here or through `study.py`; Optuna's private API is used only in
-`_optuna_private.py`, which says why each use is needed. Imports `inputs`, `files` and `errors`, nothing above.
+The study is opened, created and planned here (`study.py`); the agents' coordinator asks and tells through it.
+Optuna's private API is used only in `_optuna_private.py`, which says why each use is needed (a layout test keeps
+it there). Imports `inputs`, `files` and `errors`, nothing above.
 """

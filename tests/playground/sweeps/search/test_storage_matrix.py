@@ -17,11 +17,12 @@ import pytest
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.spec import load_spec
 from playground.sweeps.search.study import initialize, load_study, trial_id_of
+from tests.conftest import REPO
 from tests.playground.sweeps.pg_cluster import free_port
 from tests.playground.sweeps.proxy import start_proxy, stop_proxy
 from tests.playground.sweeps.storage_worker import value_of
 
-REPO = Path(__file__).resolve().parents[3]
+
 WORKERS, EACH = 8, 20
 LR = "model_param.base_learning_rate"
 

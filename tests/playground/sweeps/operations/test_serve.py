@@ -7,15 +7,14 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO
 from tests.playground.sweeps.pg_cluster import free_port
 from tests.playground.sweeps.proxy import start_proxy, stop_proxy
 
 pytest.importorskip("grpc", reason="the gRPC proxy needs the grpc extra: pip install 'playground[grpc]'")
-REPO = Path(__file__).resolve().parents[3]
 
 
 def test_serve_records_its_url_and_refuses_a_second_server_on_the_folder(tmp_path, capsys):
