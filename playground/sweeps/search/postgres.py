@@ -2,7 +2,8 @@
 `postgres` extra), opened and checked before any trial runs, wrapped in Optuna's in-process cache and our retries.
 
 Two changes make a claim-and-tell about twice as fast over a network (each round trip counts): a trial is read in
-one joined query instead of one per attribute table (an agent reads its running trial several times per claim),
+one joined query instead of one per attribute table (an agent reads its running trial several times per claim;
+the query needs Optuna's private ORM, so it lives in _optuna_private.py),
 and a connection goes back to the pool without an extra ROLLBACK (every Optuna call already ends its transaction).
 """
 from __future__ import annotations
