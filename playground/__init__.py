@@ -62,7 +62,7 @@ _MOVED = {
     "sweeps.opts_check": "sweeps.inputs.opts_check", "sweeps.prepare": "sweeps.inputs.prepare",
     "sweeps.folder": "sweeps.files.sweep_folder", "sweeps.metrics_tail": "sweeps.files.metrics_tail",
     "sweeps.study": "sweeps.search.study", "sweeps.asha": "sweeps.search.asha",
-    "sweeps.storages": "sweeps.search.storages", "sweeps.postgres": "sweeps.search.postgres",
+    "sweeps.storages": "sweeps.search.storages", "sweeps.postgres": "sweeps.search._postgres",
     "sweeps.retrying": "sweeps.search.retrying", "sweeps.netfs": "sweeps.search.netfs",
     "sweeps.summary": "sweeps.results.summary", "sweeps.plots": "sweeps.results.plots",
     "sweeps.heartbeat": "sweeps.agents.heartbeat", "sweeps.lease": "sweeps.agents.lease",

@@ -26,11 +26,11 @@ from typing import Callable
 from playground.restarts.fence import ATTEMPT_ENV, Fence, create_claim
 from playground.restarts.policy import Decision, RestartPolicy
 from playground.sweeps.agents.coordinator import WAIT, Coordinator, Ticket
-from playground.sweeps.files.sweep_folder import SweepFolder
-from playground.sweeps.files.metrics_tail import MetricsTail, epoch_records, objective_value
-from playground.sweeps.inputs.spec import SweepSpec
 from playground.sweeps.agents.trial_process import slot_env, start_trial, trial_command
 from playground.sweeps.agents.warm_start import link_checkpoint
+from playground.sweeps.files.metrics_tail import MetricsTail, epoch_records, objective_value
+from playground.sweeps.files.sweep_folder import SweepFolder
+from playground.sweeps.inputs.spec import SweepSpec
 
 EXIT_STOPPED = 75
 POLL_SECONDS = 0.2

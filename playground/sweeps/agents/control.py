@@ -13,9 +13,9 @@ import socket
 import time
 
 from playground.outputs.atomic_files import write_json
+from playground.sweeps.agents.heartbeat import agents_maybe_alive
 from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder
-from playground.sweeps.agents.heartbeat import agents_maybe_alive
 
 
 def pause(sweep_dir: str) -> int:

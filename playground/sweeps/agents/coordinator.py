@@ -20,14 +20,14 @@ from typing import Any, Iterator
 
 from playground.outputs.atomic_files import write_json
 from playground.restarts.fence import Fence, claim_path, highest_claim, read_claim
-from playground.sweeps.search.asha import AdaptiveAsha, make_brackets
-from playground.sweeps.errors import SweepError
-from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.agents.heartbeat import AgentId
 from playground.sweeps.agents.lease import EXPIRED, RELEASED_STATES, UNDECIDED, Leases
+from playground.sweeps.errors import SweepError
+from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.space import constants
 from playground.sweeps.inputs.spec import DEFAULT_GRACE_SECONDS, SweepSpec
 from playground.sweeps.search._optuna_private import storage_of, storage_trial_id
+from playground.sweeps.search.asha import AdaptiveAsha, make_brackets
 from playground.sweeps.search.study import counted, distributions, sampled_budget, trial_id_of
 
 WAIT = "wait"   # nothing to claim now, but a place may free up (ASHA brackets) or a lease may expire

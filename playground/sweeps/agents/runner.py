@@ -21,16 +21,16 @@ from typing import IO, Any, Callable
 from playground.restarts.policy import RestartPolicy
 from playground.sweeps.agents.agent import Agent, Outcome
 from playground.sweeps.agents.coordinator import Coordinator
+from playground.sweeps.agents.heartbeat import AgentId, Heartbeat, agents_maybe_alive, heartbeat_path, read_heartbeats
 from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder
-from playground.sweeps.agents.heartbeat import AgentId, Heartbeat, agents_maybe_alive, heartbeat_path, read_heartbeats
 from playground.sweeps.inputs.prepare import PreparedSweep, prepare_sweep, resumed_sweep
-from playground.sweeps.search.retrying import StorageUnavailable
 from playground.sweeps.inputs.spec import SweepSpec, agent_settings, parse_spec
 from playground.sweeps.inputs.storage_url import JOURNAL
+from playground.sweeps.results.summary import write_summary
+from playground.sweeps.search.retrying import StorageUnavailable
 from playground.sweeps.search.storages import locate
 from playground.sweeps.search.study import budget, counted, finished_in_budget, initialize, load_study, trial_id_of
-from playground.sweeps.results.summary import write_summary
 
 EXIT_STOPPED = 75
 

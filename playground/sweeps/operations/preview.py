@@ -2,10 +2,10 @@
 brackets x rungs x trials, or the space and budget of a sampler."""
 from __future__ import annotations
 
-from playground.sweeps.search.asha import make_brackets, rung_units
 from playground.sweeps.inputs.space import grid_points
 from playground.sweeps.inputs.spec import SweepSpec
 from playground.sweeps.inputs.upf import read_upf
+from playground.sweeps.search.asha import make_brackets, rung_units
 
 
 def preview(spec: SweepSpec) -> str:

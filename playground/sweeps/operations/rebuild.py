@@ -16,12 +16,12 @@ import os
 import time
 from typing import Any
 
-from playground.sweeps.files.sweep_folder import SweepFolder
+from playground.sweeps.agents.warm_start import WARM_START_FILE, contained, read_warm_start
 from playground.sweeps.files.metrics_tail import MetricsTail
+from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.prepare import PreparedSweep
 from playground.sweeps.search._optuna_private import storage_of, storage_trial_id, study_id_of
 from playground.sweeps.search.study import distributions, initialize, load_study
-from playground.sweeps.agents.warm_start import WARM_START_FILE, contained, read_warm_start
 
 FINISHED = {"complete": "COMPLETE", "pruned": "PRUNED", "fail": "FAIL"}
 

@@ -12,11 +12,11 @@ import tempfile
 import time
 from dataclasses import replace
 
+from playground.sweeps.agents.runner import run_sweep
 from playground.sweeps.files.metrics_tail import epoch_records
 from playground.sweeps.inputs.prepare import prepare_sweep
-from playground.sweeps.agents.runner import run_sweep
-from playground.sweeps.inputs.spec import SweepSpec
 from playground.sweeps.inputs.space import Param
+from playground.sweeps.inputs.spec import SweepSpec
 
 
 def self_test(spec: SweepSpec) -> int:

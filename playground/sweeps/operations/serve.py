@@ -2,7 +2,7 @@
 storage proxy. Prints the URL to give agents (`--storage grpc://host:port`) and records it in DIR/control/serve.json;
 runs until SIGINT/SIGTERM. One server per folder (an flock on control/serve.lock).
 
-The client side, what agents open for `--storage grpc://...`, is search/grpc_client.py.
+The client side, what agents open for `--storage grpc://...`, is search/_grpc_client.py.
 """
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.files.metrics_tail import epoch_records
+from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.spec import SweepSpec
 from playground.sweeps.results.summary import collect, ranked
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from playground.outputs.atomic_files import atomic_open, write_json
-from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.files.metrics_tail import epoch_records, objective_value
+from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.spec import Objective
 
 TERMINAL = ("complete", "pruned", "fail")

@@ -97,7 +97,7 @@ def open_storage(folder: SweepFolder, storage: Storage | None = None) -> Any:
     proxy come wrapped in retries with backoff for brief outages."""
     storage = storage or Storage(JOURNAL, JOURNAL)
     if storage.kind == POSTGRES:
-        from playground.sweeps.search.postgres import open_postgres
+        from playground.sweeps.search._postgres import open_postgres
         return open_postgres(storage)
     if storage.kind == GRPC:
         return _open_grpc(storage)
@@ -119,7 +119,7 @@ def open_journal(path: str, single_writer: bool = False) -> Any:
 def _open_grpc(storage: Storage) -> Any:
     require_extra("grpc", f"storage {storage.shown}: the gRPC proxy")
     from playground.sweeps.search.retrying import grpc_transient, retrying_storage
-    from playground.sweeps.search.grpc_client import DeadlineProxy
+    from playground.sweeps.search._grpc_client import DeadlineProxy
     parts = urlsplit(storage.url)
     proxy = DeadlineProxy(host=parts.hostname, port=parts.port)
     try:
