@@ -252,3 +252,13 @@ def test_optunas_private_api_is_used_in_one_module_only():
 
     assert private(OPTUNA_PRIVATE), "the rule finds nothing: it would pass whatever the code does"
     assert [line for path in sources(PACKAGE) if path != OPTUNA_PRIVATE for line in private(path)] == []
+
+
+def test_only_the_search_floor_imports_optuna():
+    """Elsewhere the sweep layer works on the study it is handed, and reads trial states (optuna.trial.TrialState)."""
+    search = PACKAGE / "sweeps" / "search"
+    bad = [line for line in offenders(PACKAGE, ("optuna",))
+           if not line.startswith(str(search.relative_to(REPO)) + "/")
+           and line.split(" imports ")[1] not in ("optuna.trial", "optuna.trial.TrialState")]
+    assert offenders(search, ("optuna",)), "the rule finds nothing: it would pass whatever the code does"
+    assert bad == []

@@ -26,9 +26,9 @@ from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.space import constants
 from playground.sweeps.inputs.spec import DEFAULT_GRACE_SECONDS, SweepSpec
-from playground.sweeps.search._optuna_private import storage_of, storage_trial_id
+from playground.sweeps.search._optuna_private import storage_of, storage_trial_id, suggest_params
 from playground.sweeps.search.asha import AdaptiveAsha, make_brackets
-from playground.sweeps.search.study import counted, distributions, sampled_budget, trial_id_of
+from playground.sweeps.search.study import counted, distributions, live_trial, sampled_budget, trial_id_of
 
 WAIT = "wait"   # nothing to claim now, but a place may free up (ASHA brackets) or a lease may expire
 
@@ -155,9 +155,7 @@ class Coordinator:
 
     def _complete_params(self, trial: Any) -> dict[str, Any]:
         """Sample (or take from the enqueued point) the params an asker killed midway did not store; the sets."""
-        import optuna
-        live = optuna.trial.Trial(self.study, storage_trial_id(trial))
-        params = {name: live._suggest(name, dist) for name, dist in self.dists.items()}
+        params = suggest_params(self.study, storage_trial_id(trial), self.dists)
         sets = {**constants(self.spec.space), **params}
         storage_of(self.study).set_trial_user_attr(storage_trial_id(trial), "sets", sets)
         return sets
@@ -174,11 +172,10 @@ class Coordinator:
     # -- reports and endings --------------------------------------------------------------------------
     def report(self, ticket: Ticket, step: int, time_value: float, value: float) -> bool:
         """One full test pass (`step` in samples seen, `time_value` in the time metric); True: stop the trial."""
-        import optuna
         if self.spec.multi_objective:
             return False
         with self.lock:
-            trial = optuna.trial.Trial(self.study, ticket.optuna_id)
+            trial = live_trial(self.study, ticket.optuna_id)
             if step not in ticket.reported_steps:
                 trial.report(value, step)
                 ticket.reported_steps.add(step)

@@ -58,12 +58,13 @@ class SweepFolder:
             raise SweepError(f"{self.root} is not a sweep folder: cannot read sweep.json ({err})") from None
 
     def write_spec(self, raw: dict, identity: str) -> None:
-        import optuna
+        from importlib.metadata import version   # Optuna's, without importing it (it is called in search/ only)
+
         from playground import __version__
         os.makedirs(self.control, exist_ok=True)
         os.makedirs(os.path.join(self.root, "trials"), exist_ok=True)
         write_json(self.spec_file, {"spec": raw, "identity": identity,
-                                    "versions": {"playground": __version__, "optuna": optuna.__version__}})
+                                    "versions": {"playground": __version__, "optuna": version("optuna")}})
 
     def check_same_sweep(self, raw: dict, identity: str) -> None:
         """Resuming: only the budget may change; anything else is refused with the difference."""

@@ -1,7 +1,8 @@
 """The search space: Determined's parameter types (const, categorical, int, double, log) keyed by dotted opts keys.
 
-A bare value in the spec is a constant. `count` on int/double/log gives the points of a grid. Optuna
-distributions are built lazily (`distribution`) so reading a space imports nothing heavy.
+A bare value in the spec is a constant. `count` on int/double/log gives the points of a grid. The Optuna
+distributions of a space are built where the study is (search/study.py `distributions`), so reading a space
+imports nothing heavy.
 """
 from __future__ import annotations
 
@@ -52,18 +53,6 @@ class Param:
         if self.type == "int":
             return [int(v) for v in ends]
         return [self.base ** v for v in ends] if self.type == "log" else ends
-
-    def distribution(self) -> Any:
-        import optuna
-        if self.type == "categorical":
-            return optuna.distributions.CategoricalDistribution(list(self.vals))
-        if self.type == "int":
-            return optuna.distributions.IntDistribution(int(self.minval), int(self.maxval))
-        if self.type == "double":
-            return optuna.distributions.FloatDistribution(self.minval, self.maxval)
-        if self.type == "log":
-            return optuna.distributions.FloatDistribution(self.base ** self.minval, self.base ** self.maxval, log=True)
-        raise ValueError(f"a constant has no distribution ({self.key})")
 
 
 def parse_space(raw: Any, where: str = "space", dotted: bool = True) -> list[Param]:

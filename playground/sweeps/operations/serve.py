@@ -24,10 +24,10 @@ def serve(sweep_dir: str, host: str = "0.0.0.0", port: int = 0) -> int:
 
     from playground.sweeps.inputs.storage_url import require_extra
     require_extra("grpc", "sweep serve")
-    import optuna
     from playground.sweeps.search._optuna_private import grpc_server
+    from playground.sweeps.search.study import quiet_optuna
     from playground.sweeps.search.storages import open_journal
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    quiet_optuna()
     folder = SweepFolder(sweep_dir)
     os.makedirs(folder.control, exist_ok=True)
     lock = open(os.path.join(folder.control, "serve.lock"), "a+")   # one server per folder

@@ -11,6 +11,7 @@ from playground.sweeps.files.metrics_tail import epoch_records
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.spec import SweepSpec
 from playground.sweeps.results.summary import collect, ranked
+from playground.sweeps.search.study import param_importances
 
 BEST_CURVES = 5
 
@@ -79,9 +80,8 @@ def _position(value: Any, column: list[Any]) -> float:
 
 
 def _importances(axes, rows, study, folder, spec) -> str:
-    import optuna
     try:
-        scores = optuna.importance.get_param_importances(study)
+        scores = param_importances(study)
     except (RuntimeError, ValueError) as err:
         return f"no importances: {err}"
     if not scores:

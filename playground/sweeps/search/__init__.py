@@ -2,7 +2,9 @@
 where it lives (the journal in the sweep folder, PostgreSQL, or a `sweep serve` gRPC proxy), with retries through
 brief outages.
 
-The study is opened, created and planned here (`study.py`); the agents' coordinator asks and tells through it.
-Optuna's private API is used only in `_optuna_private.py`, which says why each use is needed (a layout test keeps
-it there). Imports `inputs`, `files` and `errors`, nothing above.
+Optuna is imported here only: the study is opened, created and planned in `study.py`, which also builds the
+distributions, the running trial a coordinator reports to, and the importances; the floors above work on the study
+they are handed and read trial states (`optuna.trial.TrialState`). Optuna's private API is used only in
+`_optuna_private.py`, which says why each use is needed. Layout tests keep both rules. Imports `inputs`, `files`
+and `errors`, nothing above.
 """

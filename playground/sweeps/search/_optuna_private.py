@@ -17,6 +17,10 @@ until called (optuna is heavy).
   stops gracefully on SIGTERM (calls in flight get their replies), which needs the server it builds internally.
 - `deadline_proxy(wrap)`: `GrpcStorageProxy` has no per-call deadline; a stopped proxy would hang an agent for ever.
   The subclass wraps the proxy's stub (`_stub`, set in `_setup`) and rebuilds its trial cache on the wrapped stub.
+- `suggest_params(study, trial id, dists)`: an agent killed between asking for a trial and storing its params
+  leaves a RUNNING trial without them; the adopter has the sampler (or the enqueued point) fill them in. The
+  public `suggest_float/int/categorical` would re-derive each distribution's arguments; `Trial._suggest` takes the
+  distribution itself, as ask() does.
 - `distribution_contains(dist, value)`: whether a value lies in a distribution (a warm-started trial may leave the
   space); Optuna answers this only privately (`BaseDistribution._contains`).
 """
@@ -86,6 +90,13 @@ def deadline_proxy(wrap: Callable[[Any], Any]) -> type:
             self._stub = wrap(self._stub)
             self._cache = GrpcClientCache(self._stub)
     return DeadlineProxy
+
+
+def suggest_params(study: Any, storage_id: int, dists: dict[str, Any]) -> dict[str, Any]:
+    """The sampler's values (or the enqueued point's) for `dists` in the running trial `storage_id`."""
+    import optuna
+    live = optuna.trial.Trial(study, storage_id)
+    return {name: live._suggest(name, dist) for name, dist in dists.items()}
 
 
 def distribution_contains(dist: Any, value: Any) -> bool:

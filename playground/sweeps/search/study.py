@@ -57,7 +57,7 @@ def load_study(folder: SweepFolder, searcher: dict, objectives: list[Objective],
     `sweep status`, `sweep agent` and resumed `sweep run`. An unreachable storage is a SweepError (exit 2)."""
     import optuna
     from playground.sweeps.search.storages import check_owner, locate, open_storage as open_located, record
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    quiet_optuna()
     stored = folder.read_spec() if folder.exists() else {}
     location = locate(folder, storage, stored.get("spec", {}).get("name") or "sweep", stored.get("identity", ""))
     backend = open_located(folder, location.storage)
@@ -84,8 +84,39 @@ def distributions(space: list[Param], grid: bool) -> dict[str, Any]:
     out = {}
     for p in space:
         if p.sampled:
-            out[p.key] = optuna.distributions.CategoricalDistribution(p.grid_values()) if grid else p.distribution()
+            out[p.key] = optuna.distributions.CategoricalDistribution(p.grid_values()) if grid else _distribution(p)
     return out
+
+
+def _distribution(p: Param) -> Any:
+    import optuna
+    if p.type == "categorical":
+        return optuna.distributions.CategoricalDistribution(list(p.vals))
+    if p.type == "int":
+        return optuna.distributions.IntDistribution(int(p.minval), int(p.maxval))
+    if p.type == "double":
+        return optuna.distributions.FloatDistribution(p.minval, p.maxval)
+    if p.type == "log":
+        return optuna.distributions.FloatDistribution(p.base ** p.minval, p.base ** p.maxval, log=True)
+    raise ValueError(f"a constant has no distribution ({p.key})")
+
+
+def quiet_optuna() -> None:
+    """Optuna's own log lines (a trial finished, a study created) off: the sweep prints its own progress."""
+    import optuna
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+def live_trial(study: Any, storage_id: int) -> Any:
+    """The running trial `storage_id` (the storage's id, not its number) as an optuna Trial: report, should_prune."""
+    import optuna
+    return optuna.trial.Trial(study, storage_id)
+
+
+def param_importances(study: Any) -> dict[str, float]:
+    """Optuna's parameter importances of the finished trials (RuntimeError/ValueError when it cannot tell)."""
+    import optuna
+    return optuna.importance.get_param_importances(study)
 
 
 def initialize(study: Any, spec: SweepSpec, upf_lines: list, priors: list) -> None:
