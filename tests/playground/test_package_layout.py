@@ -238,7 +238,8 @@ def test_nothing_in_the_repository_imports_a_moved_module_by_its_old_path():
 
 OPTUNA_PRIVATE = PACKAGE / "sweeps" / "search" / "_optuna_private.py"
 # Private attributes of Optuna's objects the sweep layer needs (Study._storage, FrozenTrial._trial_id, ...).
-OPTUNA_PRIVATE_ATTRIBUTES = {"_storage", "_study_id", "_trial_id", "_contains"}
+OPTUNA_PRIVATE_ATTRIBUTES = {"_storage", "_study_id", "_trial_id", "_contains", "_suggest", "_stub", "_cache",
+                             "_build_frozen_trial_from_trial_model", "_setup"}
 
 
 def test_optunas_private_api_is_used_in_one_module_only():
