@@ -9,7 +9,8 @@ The framework, one subpackage per part of the architecture:
     checkpoints/   checkpoint policy, files, train state, preemption, pretrained weights
     outputs/       metrics.jsonl, results.json, plots, logs, atomic writes
     data/          the batch stream, datasets in any common form, image LMDBs
-    sweeps/        many runs: upf, grids, searchers on Optuna, resume, summaries (runs trials as processes)
+    sweeps/        many runs: upf, grids, searchers on Optuna, resume, summaries (runs trials as processes);
+                   floors inputs < files < search < results < agents < operations (sweeps/__init__.py)
     restarts/      whether an ended attempt of a run is run again (max_restarts, log policies), attempts.jsonl
     candle/        CANDLE benchmark scripts: parameter layering and the checkpoint helper
     restarts/      whether a failed attempt is run again (sweeps and --max-restarts), and the attempt records
@@ -69,7 +70,7 @@ _MOVED = {
     "sweeps.coordinator": "sweeps.agents.coordinator", "sweeps.agent": "sweeps.agents.agent",
     "sweeps.trial_process": "sweeps.agents.trial_process", "sweeps.runner": "sweeps.agents.runner",
     "sweeps.control": "sweeps.agents.control", "sweeps.warm_start": "sweeps.agents.warm_start",
-    "sweeps.reports": "sweeps.operations.status", "sweeps.rebuild": "sweeps.operations.rebuild",
+    "sweeps.reports": "sweeps.operations.reports", "sweeps.rebuild": "sweeps.operations.rebuild",
     "sweeps.preview": "sweeps.operations.preview", "sweeps.selftest": "sweeps.operations.selftest",
     "sweeps.slurm": "sweeps.operations.slurm", "sweeps.serve": "sweeps.operations.serve",
 }

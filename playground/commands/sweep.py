@@ -130,7 +130,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    from playground.sweeps.operations import status as reports
+    from playground.sweeps.operations import reports
     if args.sweep_command == "run":
         return _run(args)
     if args.sweep_command == "agent":

@@ -16,7 +16,7 @@ OLD_PATHS = {"playground.meters": "playground.trainer.meters", "playground.model
              "playground.rendezvous": "playground.distribution.rendezvous",
              "playground.checkpoint": "playground.checkpoints.checkpointer",
              "playground.sweeps.spec": "playground.sweeps.inputs.spec",
-             "playground.sweeps.reports": "playground.sweeps.operations.status"}
+             "playground.sweeps.reports": "playground.sweeps.operations.reports"}
 
 
 @pytest.mark.parametrize("old, new", sorted(OLD_PATHS.items()))

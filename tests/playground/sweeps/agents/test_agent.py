@@ -20,7 +20,7 @@ import pytest
 from playground.cli import main
 from playground.restarts.attempts import read_attempts
 from playground.restarts.fence import claims, read_claim
-from playground.sweeps.operations.status import open_sweep
+from playground.sweeps.operations.reports import open_sweep
 
 HANG = 240    # seconds: only bounds a hang, never a speed expectation
 

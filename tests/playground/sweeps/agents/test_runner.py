@@ -13,7 +13,7 @@ import pytest
 
 from playground.cli import main
 from playground.sweeps.files.sweep_folder import SweepFolder
-from playground.sweeps.operations.status import open_sweep
+from playground.sweeps.operations.reports import open_sweep
 
 GRID_SPACE = {"model_param.base_learning_rate": {"type": "log", "minval": -3, "maxval": 0, "count": 3},
               "model_param.weight_decay": {"type": "double", "minval": 0.0, "maxval": 0.003, "count": 4},

@@ -6,7 +6,7 @@ import json
 import re
 
 from playground.cli import main
-from playground.sweeps.operations.status import open_sweep
+from playground.sweeps.operations.reports import open_sweep
 from playground.sweeps.search.study import counted
 
 SPACE = {"model_param.base_learning_rate": {"type": "log", "minval": -3, "maxval": 0},

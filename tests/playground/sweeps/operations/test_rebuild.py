@@ -7,7 +7,7 @@ import json
 import pytest
 
 from playground.cli import main
-from playground.sweeps.operations.status import open_sweep
+from playground.sweeps.operations.reports import open_sweep
 
 SAMPLED = {"model_param.base_learning_rate": {"type": "log", "minval": -3, "maxval": 0},
            "model_param.weight_decay": {"type": "double", "minval": 0.0, "maxval": 0.003},
