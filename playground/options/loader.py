@@ -19,14 +19,14 @@ from typing import Any
 
 from playground.options.builtin import BUILTIN_OPTS, SECTIONS
 from playground.options.declaration import NO_DEFAULT, Need, Opt, from_definition
-from playground.options.value_types import Anything, ComponentName, ListOf, OptTypeError
+from playground.options.value_types import Anything, ComponentName, ListOf, Nullable, OptTypeError
 from playground.options.layers import OptsError, describe_origin, merge
 from playground.options.registry import Component, ComponentError, resolve
 from playground.options.unknown_keys import closest_hint, is_ignored, leaf_paths, unknown_keys
 
 BUILTIN_LISTS = ("epochs", "samples_per_sec", "secs_per_train")
 # The components a trial class replaces: optional when model.trial_py names one.
-TRIAL_REPLACES = ("input.input_name_py", "model.forward_pass_py", "model.model_name_py")
+TRIAL_REPLACES = ("input.input_name_py", "model.forward_pass_py")
 
 
 @dataclass
@@ -206,7 +206,8 @@ def _fill_and_check(opts: dict, decl: Opt, origin: dict[str, str], problems: lis
     if decl.need is Need.NON_EMPTY and value in (None, ""):
         problems.append(f"{where}: must not be empty; expected {decl.type.description}{describe_origin(origin, decl.path)}")
         return
-    if decl.need is Need.NULLABLE and value == "" and not isinstance(decl.type, ComponentName):
+    if (decl.need is Need.NULLABLE or isinstance(decl.type, Nullable)) and value == "" \
+            and not isinstance(decl.type, ComponentName):
         return  # "" is the original blobs' way of writing null
     if isinstance(decl.type, ComponentName) and value == "":
         return

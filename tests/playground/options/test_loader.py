@@ -81,15 +81,53 @@ def test_all_problems_are_reported_together():
     assert any(p.startswith("opts.distributed.num_shards: missing; it is mandatory") for p in problems)
 
 
-def test_missing_mandatory_and_nullable_keys():
+def test_missing_mandatory_keys():
     opts = smoke()
-    del opts["model_param"]["memonger"]            # mandatory non-empty
-    del opts["model_param"]["pretrained_model"]    # mandatory nullable
+    del opts["epoch_iter"]["num_test_iter"]        # mandatory
     opts["model"]["forward_pass_py"] = ""          # present but empty
     problems = problems_of(("blob", opts))
-    assert any(p.startswith("opts.model_param.memonger: missing; it is mandatory") for p in problems)
-    assert any(p.startswith("opts.model_param.pretrained_model: missing; it is mandatory, nullable") for p in problems)
+    assert any(p.startswith("opts.epoch_iter.num_test_iter: missing; it is mandatory") for p in problems)
     assert any(p.startswith("opts.model.forward_pass_py: must not be empty") for p in problems)
+
+
+CAFFE2_ONLY = {"model.model_name_py": "", "model.rendezvous_py": "rendezvous_env", "output.gen_output_py": "",
+               "model_param.pretrained_model": "", "model_param.memonger": False,
+               "model_param.combine_spatial_bn": False}
+
+
+def test_keys_only_the_caffe2_components_need_are_optional_with_the_defaults_of_the_readme_blob():
+    opts = smoke()
+    for path in CAFFE2_ONLY:
+        section, key = path.split(".")
+        del opts[section][key]
+    resolved = resolve(("blob", opts)).opts
+    assert {path: resolved[path.split(".")[0]][path.split(".")[1]] for path in CAFFE2_ONLY} == CAFFE2_ONLY
+
+
+def _leaves(tree, prefix=""):
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            yield from _leaves(value, f"{prefix}.{key}" if prefix else key)
+    else:
+        yield prefix, tree
+
+
+def test_the_readme_blob_resolves_to_the_opts_it_resolved_to_before_the_caffe2_only_keys_became_optional(tmp_path):
+    """tests/data/caffe2_readme_resolved.json: the README blob's resolved opts, written by the code before this
+    change; every key keeps its value (later keys may be added, with defaults that change nothing)."""
+    from playground.cli import main as playground_main
+    data = tmp_path / "digits"
+    assert playground_main(["make-lmdb", "--digits", str(data), "--test-fraction", "0.2", "--no-progress"]) == 0
+    opts = json.loads((DATA / "caffe2_readme_opts.json").read_text())["opts"]
+    opts["distributed"].update(num_gpus=0, num_cpus=1)
+    opts["input"].update(train_input_path=str(data / "train"), test_input_path=str(data / "test"))
+    resolved = json.loads(json.dumps(resolve(("blob", opts)).opts).replace(str(data), "DIGITS"))
+    before = json.loads((DATA / "caffe2_readme_resolved.json").read_text())
+    metrics_now = resolved["output"].pop("metrics")
+    metrics_before = before["output"].pop("metrics")
+    assert [{k: v for k, v in m.items() if k != "mode"} for m in metrics_now] == metrics_before
+    now = dict(_leaves(resolved))
+    assert {path: now.get(path, "(missing)") for path, _ in _leaves(before)} == dict(_leaves(before))
 
 
 def test_nullable_keys_accept_null_and_empty():
