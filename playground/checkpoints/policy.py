@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import math
 
+from playground.options.metric_modes import mode_of
+
 
 class SavePolicy:
     """The save decisions of one run; `best_value` is part of the run's state (saved and restored with it)."""
@@ -56,9 +58,9 @@ class SavePolicy:
 
 def best_metric_of(output: dict) -> tuple[str | None, str]:
     """The metric that decides `best` and its direction: the named one, else the first test metric; mode auto
-    is min for names with 'loss' or 'error', else max."""
+    is the metric's own (its `mode` in output.metrics, playground/options/metric_modes.py)."""
     name = output["ckpt_save_best_metric"] or next((m["name"] for m in output["metrics"] if not m["is_train"]), None)
     mode = output["ckpt_save_best_mode"]
     if mode == "auto":
-        mode = "min" if name and ("loss" in name or "error" in name) else "max"
+        mode = mode_of(output, name) if name else "max"
     return name, mode

@@ -24,6 +24,7 @@ METRIC = Record("a metric", {
     "meter_py": (ComponentName("meter"), True, NO_DEFAULT),
     "meter_kargs": (Mapping(), False, {}),
     "is_train": (Bool(), True, NO_DEFAULT),
+    "mode": (Nullable(Choice(["min", "max"])), False, None),
 })
 
 PLOT = Record("a plot", {
@@ -188,7 +189,10 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
     _o("output.gen_checkpoint_path_py", ComponentName("checkpoint_path"), "",
        help="Component deciding each checkpoint's path; empty uses checkpoint_folder/model_checkpoint_epoch{N}.pt."),
     _o("output.checkpoint_folder", Str(), "", help="Where checkpoints go; empty means <run-dir>/checkpoints."),
-    _o("output.metrics", ListOf(METRIC), [], help="Meters to record: name, meter_py, meter_kargs, is_train."),
+    _o("output.metrics", ListOf(METRIC), [],
+       help="Meters to record: name, meter_py, meter_kargs, is_train, and mode (min or max: which way the metric "
+            "improves, for best values, ckpt_save_best and early stopping; null: the meter class's "
+            "higher_is_better, else min for names with 'loss', 'error', 'mse' or 'mae' and max for others)."),
     _o("output.plots", ListOf(PLOT), [],
        help="Plots drawn at the end: x (a metric, or empty for epochs), x_title, ys (metrics), y_title."),
     _o("output.tensorboard", Bool(), False,
@@ -223,7 +227,7 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
     _o("output.ckpt_save_best_metric", Str(), "",
        help="Metric for ckpt_save_best; empty uses the first test metric in output.metrics."),
     _o("output.ckpt_save_best_mode", Choice(["auto", "min", "max"]), "auto",
-       help="Direction of ckpt_save_best_metric; auto: min for names with 'loss' or 'error', else max."),
+       help="Direction of ckpt_save_best_metric; auto: the metric's mode in output.metrics."),
     _o("output.ckpt_checksum", Bool(), True, help="Store a SHA-256 of each checkpoint and verify it on restart."),
     _o("output.ckpt_metadata", Nullable(Str()), None, help="Free text stored in each checkpoint's info file."),
     _o("output.ckpt_every_n_iters", Int(0), 0, help="Also checkpoint every this many iterations inside an epoch; 0: never."),

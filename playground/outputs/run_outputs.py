@@ -11,6 +11,7 @@ import math
 import os
 from typing import Any
 
+from playground.options.metric_modes import mode_by_name
 from playground.outputs.atomic_files import atomic_open, write_json
 from playground.outputs.plots import draw_runs, plot_filename
 from playground.restarts.fence import Fence
@@ -72,7 +73,7 @@ class RunOutputs:
 
 
 def best_values(book: Any) -> dict[str, dict]:
-    """Best value of each test metric (min for names with 'loss'/'error', else max) and where it was.
+    """Best value of each test metric (its mode: min or max, playground/options/metric_modes.py) and where it was.
 
     Only full test passes (record kind "epoch") count: an interval point measures num_test_iter batches only.
     """
@@ -80,18 +81,19 @@ def best_values(book: Any) -> dict[str, dict]:
     full = {i for i, record in enumerate(book.records) if record.get("kind") == "epoch"}
     for name, entry in book.metrics.items():
         full_passes = [v if i in full else None for i, v in enumerate(entry["output"])]
-        point = None if entry["is_train"] else best_point(name, full_passes)
+        point = None if entry["is_train"] else best_point(name, full_passes, entry.get("mode"))
         if point is not None:
             best[name] = {"value": point[0], "index": point[1], "epochs": book.record_epochs[point[1]]}
     return best
 
 
-def best_point(name: str, values: list) -> tuple[float, int] | None:
-    """(best value, its index) among the finite values: min for names with 'loss'/'error', else max."""
+def best_point(name: str, values: list, mode: str | None = None) -> tuple[float, int] | None:
+    """(best value, its index) among the finite values: the least with mode min, the greatest with max; without a
+    mode, by its name (metric_modes.mode_by_name)."""
     points = [(v, i) for i, v in enumerate(values) if isinstance(v, (int, float)) and math.isfinite(v)]
     if not points:
         return None
-    return (min if "loss" in name or "error" in name else max)(points)
+    return (min if (mode or mode_by_name(name)) == "min" else max)(points)
 
 
 def _is_json(value: Any) -> bool:

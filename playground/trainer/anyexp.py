@@ -92,12 +92,9 @@ class AnyExp:
                             f"got {type(datasets).__name__}")
         self.opts["input"]["datasets"] = [describe_dataset(split, d) for split, d in
                                           (("train", self.train_dataset), ("test", self.test_dataset))]
-        if self.opts["input"]["num_classes"] is None:
+        if self.opts["input"]["num_classes"] is None:   # stays null for a dataset without classes (a regression)
             found = getattr(self.train_dataset, "num_classes", None) or getattr(self.test_dataset, "num_classes", None)
-            if not found:
-                raise ValueError("opts.input.num_classes is null and the input component's datasets do not say how "
-                                 "many classes there are; set input.num_classes")
-            self.opts["input"]["num_classes"] = int(found)
+            self.opts["input"]["num_classes"] = int(found) if found else None
 
     def init_model(self) -> None:
         """Create the train and test model slots; a model component may set test_model to None."""

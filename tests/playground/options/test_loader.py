@@ -345,3 +345,46 @@ def test_several_shards_meeting_through_the_environment_need_master_addr_before_
                             "MASTER_ADDR in the environment") for p in problems_of(("blob", opts)))
     monkeypatch.setenv("MASTER_ADDR", "node01")
     resolve(("blob", opts))
+
+
+def _regression(**output) -> dict:
+    opts = load_experiment("first_model/diabetes_mlp.json")
+    opts["output"].update(output)
+    return opts
+
+
+def test_each_metric_says_its_mode_else_its_meter_else_its_name():
+    metrics = [
+        {"name": "test_mse", "meter_py": "experiments.first_model.meters.MeanSquaredError", "is_train": False},
+        {"name": "test_r2", "meter_py": "experiments.first_model.meters.R2Score", "is_train": False},
+        {"name": "test_score", "meter_py": "experiments.first_model.meters.MeanSquaredError", "is_train": False},
+        {"name": "test_fit", "meter_py": "ComputeLoss", "is_train": False},
+        {"name": "test_error_rate", "meter_py": "ComputeLoss", "is_train": False, "mode": "max"},
+        {"name": "test_loss", "meter_py": "ComputeLoss", "is_train": False},
+    ]
+    resolved = resolve(("blob", _regression(metrics=metrics, plots=[], ckpt_save_best_metric="test_score"))).opts
+    modes = {m["name"]: m["mode"] for m in resolved["output"]["metrics"]}
+    # the meter's higher_is_better wins over the name (test_score), the entry's mode over both
+    assert modes == {"test_mse": "min", "test_r2": "max", "test_score": "min", "test_fit": "max",
+                     "test_error_rate": "max", "test_loss": "min"}
+    from playground.checkpoints.policy import best_metric_of
+    assert best_metric_of(resolved["output"]) == ("test_score", "min")
+
+
+def test_a_bad_metric_mode_names_the_entry():
+    metrics = [{"name": "test_mse", "meter_py": "ComputeLoss", "is_train": False, "mode": "lowest"}]
+    problems = problems_of(("blob", _regression(metrics=metrics, plots=[], ckpt_save_best_metric="")))
+    assert any(p.startswith("opts.output.metrics[0].mode: expected") for p in problems), problems
+
+
+def test_a_null_num_classes_suits_a_forward_pass_that_is_not_a_classifier():
+    assert resolve(("blob", _regression())).opts["input"]["num_classes"] is None
+
+
+def test_a_null_num_classes_for_a_classifier_whose_input_cannot_count_classes_is_an_error_before_the_run():
+    opts = load_experiment("digits_mlp.json")
+    opts["input"]["num_classes"] = None
+    problems = problems_of(("blob", opts))
+    assert problems == ["opts.input.num_classes: null, but mlp_forward builds a classifier with input.num_classes "
+                        "outputs and the input digits_arrays does not say how many classes there are; set "
+                        "input.num_classes (1 for one output)"]
