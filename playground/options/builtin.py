@@ -27,6 +27,13 @@ METRIC = Record("a metric", {
     "mode": (Nullable(Choice(["min", "max"])), False, None),
 })
 
+EARLY_STOPPING = Record("early stopping", {
+    "metric": (Str(), True, NO_DEFAULT),
+    "mode": (Nullable(Choice(["min", "max"])), False, None),
+    "patience": (Int(1), False, 3),
+    "min_delta": (Float(0), False, 0.0),
+})
+
 PLOT = Record("a plot", {
     "x": (Str(), False, ""),
     "x_title": (Str(), False, ""),
@@ -195,6 +202,10 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
             "higher_is_better, else min for names with 'loss', 'error', 'mse' or 'mae' and max for others)."),
     _o("output.plots", ListOf(PLOT), [],
        help="Plots drawn at the end: x (a metric, or empty for epochs), x_title, ys (metrics), y_title."),
+    _o("output.early_stopping", Nullable(EARLY_STOPPING), None,
+       help="Stop training when `metric` has not improved by more than `min_delta` for `patience` consecutive full "
+            "test passes (epoch ends); `mode` min or max, null: the metric's mode. The state is checkpointed (a "
+            "resumed run stops where an uninterrupted one does) and results.json reports it. null: off."),
     _o("output.tensorboard", Bool(), False,
        help="Also write TensorBoard event files to <run-dir>/tensorboard: each record point's values, learning rate, "
             "throughput and gradient norm (needs the tensorboard package)."),

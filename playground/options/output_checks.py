@@ -73,6 +73,7 @@ def check_metrics_and_plots(opts: dict, problems: list[str]) -> None:
         if isinstance(x, str) and x and x not in known:
             problems.append(f"opts.output.plots[{index}].x: {x!r} is not a metric (empty means epochs). "
                             f"{closest_hint(x, known)}")
+    _check_early_stopping(opts, names, problems)
     best = _output(opts, "ckpt_save_best_metric")
     if isinstance(best, str) and best and best not in names:
         problems.append(f"opts.output.ckpt_save_best_metric: {best!r} is not a metric. {closest_hint(best, names)}")
@@ -81,3 +82,19 @@ def check_metrics_and_plots(opts: dict, problems: list[str]) -> None:
 def _output(opts: dict, key: str) -> Any:
     section = opts.get("output")
     return section.get(key) if isinstance(section, dict) else None
+
+
+def _check_early_stopping(opts: dict, names: list[str], problems: list[str]) -> None:
+    """output.early_stopping.metric names a recorded metric; a null mode becomes that metric's mode."""
+    stopping = _output(opts, "early_stopping")
+    if not isinstance(stopping, dict) or not isinstance(stopping.get("metric"), str):
+        return
+    known = names or ["train_loss"]      # with no output.metrics the run records train_loss alone
+    metric = stopping["metric"]
+    if metric not in known:
+        problems.append(f"opts.output.early_stopping.metric: {metric!r} is not a metric; the metrics are "
+                        f"{', '.join(known)}. {closest_hint(metric, known)}".rstrip())
+        return
+    if stopping.get("mode") is None:
+        entry = next((m for m in _output(opts, "metrics") or [] if m.get("name") == metric), {"name": metric})
+        stopping["mode"] = entry.get("mode") or metric_mode(entry)

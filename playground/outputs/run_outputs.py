@@ -59,7 +59,9 @@ class RunOutputs:
         return [draw_runs(spec, [("", lists)], os.path.join(self.run_dir, plot_filename(i, spec)), tests)
                 for i, spec in enumerate(specs)]
 
-    def write_results(self, result: dict, book: Any, wall_time: float) -> None:
+    def write_results(self, result: dict, book: Any, wall_time: float, early_stopping: dict | None = None) -> None:
+        """results.json: the result dict's JSON values, the metrics lists, each test metric's best, and with
+        output.early_stopping whether and when the run stopped early."""
         if not self.enabled:
             return
         out = {key: value for key, value in result.items() if _is_json(value)}
@@ -68,6 +70,8 @@ class RunOutputs:
         out["best"] = best_values(book)
         out["wall_time_s"] = wall_time
         out["records"] = len(book.records)
+        if early_stopping is not None:
+            out["early_stopping"] = early_stopping
         self.fence.check("results.json")
         write_json(self.results_path, out)
 
