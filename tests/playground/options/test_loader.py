@@ -374,7 +374,7 @@ def test_each_metric_says_its_mode_else_its_meter_else_its_name():
 def test_a_bad_metric_mode_names_the_entry():
     metrics = [{"name": "test_mse", "meter_py": "ComputeLoss", "is_train": False, "mode": "lowest"}]
     problems = problems_of(("blob", _regression(metrics=metrics, plots=[], ckpt_save_best_metric="")))
-    assert any(p.startswith("opts.output.metrics[0].mode: expected") for p in problems), problems
+    assert any(p.startswith("opts.output.metrics[0].mode: expected one of 'min', 'max'") for p in problems), problems
 
 
 def test_a_null_num_classes_suits_a_forward_pass_that_is_not_a_classifier():
