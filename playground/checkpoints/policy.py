@@ -37,6 +37,11 @@ class SavePolicy:
         periodic = self.interval > 0 and (epochs_done % self.interval == 0 or epochs_done == self.num_epochs)
         return periodic or improved, improved
 
+    def end_at(self, epochs_done: int) -> None:
+        """The run ends after `epochs_done` epochs, before num_epochs (early stopping): that epoch's checkpoint is
+        the final one, saved whatever the interval."""
+        self.num_epochs = epochs_done
+
     def iteration_due(self, epoch: int, global_iter: int, iters_done: int, epoch_iterations: int) -> bool:
         """Whether to save inside 0-based `epoch` after `iters_done` of its iterations (never at its end: the
         epoch checkpoint decides there)."""

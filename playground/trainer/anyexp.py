@@ -193,6 +193,8 @@ class AnyExp:
 
     def checkpoint(self, epoch: int) -> None:
         """Save the run's full state after `epoch` (0-based) according to the policy, as checkpoint epoch+1."""
+        if self.should_stop:     # no epoch follows: the run's final state is saved as after its last epoch
+            self.checkpointer.policy.end_at(epoch + 1)
         saved = self.checkpointer.save_epoch(epoch + 1, self.state_capture(), lambda n: self.gen_checkpoint_path(True, n))
         self.model_path = saved or self.model_path
 

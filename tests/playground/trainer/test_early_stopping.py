@@ -56,7 +56,9 @@ def test_the_run_stops_after_patience_full_passes_without_improvement_and_result
     assert stop is not None and stop < 12      # the uninterrupted 12 epochs overfit: the rule stops them
 
     stopped = tmp_path / "stopped"
-    run(regression(), run_dir=str(stopped))
+    opts = regression()
+    opts["output"]["ckpt_save_interval"] = stop + 1     # the stopping epoch is the final one: saved all the same
+    run(opts, run_dir=str(stopped))
     results = json.loads((stopped / "results.json").read_text())
     assert results["early_stopping"] == {
         "metric": "test_mse", "mode": "min", "patience": 2, "min_delta": 0.001, "stopped_early": True,
