@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -198,8 +199,22 @@ def _fill_and_check(opts: dict, decl: Opt, origin: dict[str, str], problems: lis
     try:
         _put(opts, decl.path, decl.type.check(value))
     except OptTypeError as err:
-        problems.append(f"{where}{err.subpath}: expected {err.expected}, got {_show(value)}"
-                        f"{describe_origin(origin, decl.path)}")
+        found, inner = _at_subpath(value, err.subpath)
+        shown = f", got {_show(inner)}" if found else ""
+        problems.append(f"{where}{err.subpath}: expected {err.expected}{shown}"
+                        f"{describe_origin(origin, decl.path + err.subpath.split('[')[0])}")
+
+
+def _at_subpath(value: Any, subpath: str) -> tuple[bool, Any]:
+    """The part of `value` at an error's subpath (".field", "[index]", chained), and whether it is there."""
+    for name, index in re.findall(r"\.(\w+)|\[(\d+)\]", subpath):
+        if name and isinstance(value, dict) and name in value:
+            value = value[name]
+        elif index and isinstance(value, list) and int(index) < len(value):
+            value = value[int(index)]
+        else:
+            return False, None
+    return True, value
 
 
 def _trial_builds_optimizer(trial: Component | None) -> bool:

@@ -388,3 +388,8 @@ def test_a_null_num_classes_for_a_classifier_whose_input_cannot_count_classes_is
     assert problems == ["opts.input.num_classes: null, but mlp_forward builds a classifier with input.num_classes "
                         "outputs and the input digits_arrays does not say how many classes there are; set "
                         "input.num_classes (1 for one output)"]
+
+
+def test_a_wrong_field_of_a_record_shows_that_field_s_value_not_the_whole_record():
+    problems = problems_of(("blob", _regression()), ("--set", {"output": {"early_stopping": {"patience": 0}}}))
+    assert problems == ["opts.output.early_stopping.patience: expected a positive integer, got 0 (from --set)"]
