@@ -3,8 +3,8 @@
 Mandatory keys follow the original README ("mandatory non empty" keys must be present and not empty,
 "mandatory nullable" keys must be present but may be null or ""), except the keys only the Caffe2 components
 need (model_name_py, rendezvous_py, gen_output_py, pretrained_model, memonger, combine_spatial_bn): they are
-optional, with defaults that mean what the README's blob gives them (no pretrained weights, no memonger...). Keys the original crashed on when absent
-(`num_layer`, `engine`, `additional_override_py`) have defaults here. Keys that only made sense inside
+optional, with defaults that mean what the README's blob gives them (no pretrained weights, no memonger...).
+Keys the original crashed on when absent (`num_layer`, `engine`, `additional_override_py`) have defaults here. Keys that only made sense inside
 Facebook's data warehouse are listed in `IGNORED_KEYS` and accepted with one info line.
 """
 from __future__ import annotations

@@ -287,9 +287,10 @@ def _check_num_classes(opts: dict, components: dict[str, Component], problems: l
     classifiers = [c.name for path, c in components.items() if path != "input.input_name_py"
                    and "input.num_classes" in _reads(c)]
     if classifiers:
+        counter = f"the input {source.name}" if source else "no input component"
         problems.append(f"opts.input.num_classes: null, but {classifiers[0]} builds a classifier with "
-                        f"input.num_classes outputs and {'the input ' + source.name if source else 'no input component'}"
-                        " does not say how many classes there are; set input.num_classes (1 for one output)")
+                        f"input.num_classes outputs and {counter} does not say how many classes there are; set "
+                        "input.num_classes (1 for one output)")
 
 
 def _reads(component: Component) -> list[str]:

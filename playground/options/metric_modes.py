@@ -2,15 +2,12 @@
 
 An entry of output.metrics may say `mode: min|max`; else its meter class may say it with a class attribute
 `higher_is_better` (True: max, False: min; torchmetrics' name); else the name decides: names with "loss",
-"error", "mse" or "mae" (rmse, val_mae...) are minimised, every other name maximised. The loader writes the decision into each entry of the
-resolved opts, so every reader (and a resumed or swept run) sees the same direction.
+"error", "mse" or "mae" (rmse, val_mae...) are minimised, every other name maximised. The loader writes the
+decision into each entry of the resolved opts, so every reader (and a resumed or swept run) sees the same one.
 """
 from __future__ import annotations
 
 from typing import Any
-
-MODES = ("min", "max")
-
 
 _MINIMISED = ("loss", "error", "mse", "mae")
 

@@ -97,4 +97,4 @@ def _check_early_stopping(opts: dict, names: list[str], problems: list[str]) -> 
         return
     if stopping.get("mode") is None:
         entry = next((m for m in _output(opts, "metrics") or [] if m.get("name") == metric), {"name": metric})
-        stopping["mode"] = entry.get("mode") or metric_mode(entry)
+        stopping["mode"] = metric_mode(entry)

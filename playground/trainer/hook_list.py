@@ -2,8 +2,8 @@
 iteration checkpoints last (so a checkpoint holds every other hook's state after the iteration).
 
 Order: pending checkpoint errors, interval timer, learning rate, mixed precision, gradient clipping, EMA,
-profiler, record points, skipped records, early stopping, user hooks (in the order listed), a trial's build_hooks(), progress, TensorBoard, iteration
-checkpoints. Each hook's state is saved under its name; resuming with a hook added or removed warns by name
+profiler, record points, skipped records, early stopping, user hooks (in the order listed), a trial's
+build_hooks(), progress, TensorBoard, iteration checkpoints. Each hook's state is saved under its name; resuming with a hook added or removed warns by name
 and the new hook starts fresh.
 """
 from __future__ import annotations
