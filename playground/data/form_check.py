@@ -9,24 +9,32 @@ it. An exception inside get_input_dataset or the trial is left for the run to re
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Callable
 
 from playground.options.loader import ResolvedOpts
 from playground.options.layers import OptsError
 
 
-def check_input_forms(resolved: ResolvedOpts) -> None:
-    """Raise OptsError naming the input component when a split is in no form the stream can batch."""
+def check_input_forms(resolved: ResolvedOpts, make_trial: Callable[[type, dict], Any] | None = None) -> None:
+    """Raise OptsError naming the input component (or trial class) when a split is in no form the stream can batch.
+    `make_trial(trial_class, opts)` builds a trial for the check (playground/trainer/trial.py: trial_for_checks);
+    without it a trial's data is left for the ranks."""
     from playground.data.forms import DataFormError, IterableSource, as_stream_source
 
     opts = copy.deepcopy(resolved.opts)
     trial = resolved.component("model.trial_py")
+    if trial is not None and make_trial is None:
+        return
     component = trial or resolved.component("input.input_name_py")
     module = getattr(component, "module", None)
     if module is None or (trial is None and not _passes_dataset_on(module)):
         return
     try:
-        datasets = _trial_data(trial, opts) if trial is not None else module.get_input_dataset(opts)
+        if trial is not None:
+            instance = make_trial(trial.trial_class(), opts)
+            datasets = instance.build_training_data_loader(), instance.build_validation_data_loader()
+        else:
+            datasets = module.get_input_dataset(opts)
     except Exception:  # noqa: BLE001 - reported by the run itself, as before this check existed
         return
     splits = _splits(datasets)
@@ -45,15 +53,6 @@ def check_input_forms(resolved: ResolvedOpts) -> None:
                             f"without a length; set opts.epoch_iter.{needs} to say how many samples to read")
     if problems:
         raise OptsError(problems)
-
-
-def _trial_data(trial: Any, opts: dict) -> tuple[Any, Any]:
-    import torch
-
-    from playground.trainer.trial import TrialContext
-    context = TrialContext(opts=opts, hparams=opts["model_param"], rank=0, world_size=1, device=torch.device("cpu"))
-    instance = trial.trial_class()(context)
-    return instance.build_training_data_loader(), instance.build_validation_data_loader()
 
 
 def _giver(component: Any, is_trial: bool, what: str) -> str:
