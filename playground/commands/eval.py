@@ -63,11 +63,14 @@ def find_checkpoint(target: str) -> tuple[str, str | None]:
     """(checkpoint file, run folder or None) for a checkpoint file or a run folder."""
     from playground.checkpoints.files import read_pointer
 
+    from playground.options.registry import use_recorded_module_map
+
     if os.path.isfile(target):
         folder = os.path.dirname(os.path.dirname(os.path.abspath(target)))
         if not os.path.isfile(os.path.join(folder, "opts.json")):
             return os.path.abspath(target), None
         _refuse_candle_run(folder, target)
+        use_recorded_module_map(os.path.join(folder, "opts.json"))
         return os.path.abspath(target), folder
     if not os.path.isdir(target):
         raise EvalError(f"{target} is neither a checkpoint file nor a run folder")
@@ -76,6 +79,7 @@ def find_checkpoint(target: str) -> tuple[str, str | None]:
     if not os.path.isfile(opts_path):
         raise EvalError(f"{target} is not a run folder: opts.json is missing")
     _refuse_candle_run(run_dir, target)
+    use_recorded_module_map(opts_path)
     with open(opts_path, encoding="utf-8") as handle:
         folder = json.load(handle)["opts"].get("output", {}).get("checkpoint_folder") or os.path.join(run_dir, "checkpoints")
     last = read_pointer(folder, "last")
