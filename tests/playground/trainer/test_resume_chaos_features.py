@@ -1,6 +1,7 @@
 """SIGKILL chaos with every training-step feature on (bf16, accumulation, clipping, EMA) and a user hook with
 state, in one process: the resumed run ends bitwise where an uninterrupted run ends, hook states
-included, with the same record points (machinery of tests/playground/checkpoints/test_resume_chaos.py)."""
+included, with the same record points (machinery of tests/playground/checkpoints/test_resume_chaos.py); and EMA
+evaluation of a batch-norm network on 2 gloo ranks, killed and resumed, with the same records."""
 from __future__ import annotations
 
 import glob
