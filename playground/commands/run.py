@@ -48,6 +48,7 @@ def main(args: argparse.Namespace) -> int:
     from playground.launch.prepare import prepare_run
 
     from playground.data.form_check import check_input_forms
+    from playground.trainer.trial import trial_for_checks
     from playground.restarts.fence import Fenced
 
     if args.max_restarts < 0:
@@ -58,7 +59,7 @@ def main(args: argparse.Namespace) -> int:
         return run_test(args)
     try:
         prepared = prepare_run(args)
-        check_input_forms(prepared.resolved)
+        check_input_forms(prepared.resolved, trial_for_checks)
     except (OptsError, ComponentError) as err:
         print(f"playground: error: {err}", file=sys.stderr)
         return 2
