@@ -155,3 +155,17 @@ def test_an_installed_package_contributes_components_through_entry_points(tmp_pa
         assert "extra_linear" not in (REPO / "module_map.py").read_text()
     finally:
         subprocess.run(pip + ["uninstall", "-y", "pg-extra-components-test"], capture_output=True, timeout=300)
+
+
+def test_resolved_opts_pickle_with_their_components_as_module_names_for_spawned_ranks():
+    import pickle
+
+    from playground.options.loader import resolve_opts
+    from tests.conftest import tiny_opts
+
+    resolved = resolve_opts([("test opts", tiny_opts())])
+    again = pickle.loads(pickle.dumps(resolved))
+    assert again.opts == resolved.opts
+    assert {p: (c.name, c.module_path, c.module) for p, c in again.components.items()} == \
+           {p: (c.name, c.module_path, c.module) for p, c in resolved.components.items()}
+    assert {n: c.meter_class() for n, c in again.meters.items()} == {n: c.meter_class() for n, c in resolved.meters.items()}
