@@ -33,3 +33,14 @@ def test_the_cuda_generator_continues_where_it_was_captured():
     torch.rand(4, device=device)
     set_rng_state(state, device)
     assert torch.equal(torch.rand(4, device=device), expected)
+
+
+def test_the_old_train_state_module_still_gives_the_moved_functions_with_a_deprecation_warning():
+    import sys
+
+    from playground.checkpoints.snapshot import Snapshot
+
+    sys.modules.pop("playground.checkpoints.train_state", None)
+    with pytest.warns(DeprecationWarning, match="playground.checkpoints.random_state"):
+        from playground.checkpoints import train_state
+    assert (train_state.rng_state, train_state.set_rng_state, train_state.Snapshot) == (rng_state, set_rng_state, Snapshot)
