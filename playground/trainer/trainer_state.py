@@ -16,6 +16,8 @@ from playground.trainer import state_layout
 
 
 class TrainerState:
+    """The state methods of AnyExp: a checkpoint stores what these give and hands it back to load_state_dict."""
+
     def networks(self) -> dict[str, torch.nn.Module]:
         """The run's networks by the name their state is saved under: "model" (the bare network of the train
         model, else the test model's); a trainer with several networks returns each under its own name."""
