@@ -2,6 +2,7 @@
 was written before the trainer owned its state (the old top-level `model`/`optimizer` layout)."""
 from __future__ import annotations
 
+import json
 import shutil
 
 from tests.conftest import DATA
@@ -12,7 +13,6 @@ FIXTURE = DATA / "fixtures" / "checkpoint_v1_epoch1"
 
 
 def test_a_checkpoint_written_before_the_state_refactor_resumes_to_the_uninterrupted_weights(tmp_path):
-    import json
     opts = json.loads((FIXTURE / "parameters.json").read_text())["opts"]
     resumed = RunFolder(tmp_path, "resumed", opts)
     shutil.copytree(FIXTURE / "run", resumed.dir, symlinks=True)
@@ -25,5 +25,6 @@ def test_a_checkpoint_written_before_the_state_refactor_resumes_to_the_uninterru
     assert code == 0, output
 
     assert resumed.checkpoint()["global_iter"] == 8
+    assert set(resumed.checkpoint()["models"]) == {"model"}       # continued in the current layout
     assert_same_training_state(resumed.checkpoint(), whole.checkpoint())
     assert_same_records(resumed, whole)
