@@ -8,8 +8,6 @@ import time
 
 import torch
 
-from playground.checkpoints.train_state import rank_state, shared_state
-
 SKIP_TRAINING = False
 BASELINE_SAVES = 3
 steps: list[tuple[float, bool]] = []     # (seconds of one training step, a checkpoint write was in flight)
@@ -34,7 +32,7 @@ def fun_conclude_operator(self):
     """After the loop (every background write finished): time plain torch.save of the same state."""
     if SKIP_TRAINING:
         return
-    state = {**shared_state(self, self.epoch + 1, 0), "ranks": [rank_state(self)]}
+    state = {**self.state_dict(self.epoch + 1, 0), "ranks": [self.rank_state_dict()]}
     path = os.path.join(self.checkpointer.folder, "plain_torch_save.pt")
     for _ in range(BASELINE_SAVES):
         started = time.perf_counter()

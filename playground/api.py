@@ -100,11 +100,13 @@ def run(opts: dict, run_dir: str | None = None, sets: list[str] | None = None,
     prepared = prepare_opts(opts, run_dir, sets, defaults)
     topology = prepared.plan.topology
     if topology.spawns:
+        from playground.launch.jobs import TRAIN
         from playground.launch.spawn import launch
-        code = launch(prepared)
+        code = launch(prepared, TRAIN)
         if code != 0:
             raise RuntimeError(f"the run in {prepared.run_dir} exited with code {code}")
         with open(os.path.join(prepared.run_dir, "results.json"), encoding="utf-8") as handle:
             return json.load(handle)
+    from playground.launch.jobs import TRAIN
     from playground.launch.worker import run_rank
-    return run_rank(topology.given_local_rank or 0, prepared.opts, prepared.run_dir, topology, prepared.resolved)
+    return run_rank(topology.given_local_rank or 0, prepared.resolved, prepared.run_dir, topology, TRAIN)

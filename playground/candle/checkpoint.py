@@ -40,7 +40,7 @@ from playground.checkpoints.published import PublishedCheckpoints
 from playground.candle.params import COMMON
 from playground.candle.run_folder import CandleRunFolder, active_run
 from playground.checkpoints.preemption import Preempted
-from playground.checkpoints.train_state import rng_state, set_rng_state
+from playground.checkpoints.random_state import rng_state, set_rng_state
 from playground.options.value_types import OptTypeError
 from playground.restarts.fence import Fence
 

@@ -1,7 +1,8 @@
-"""Checkpointing of a run: when to save (policy.py), what (train_state.py), where to resume from.
+"""Checkpointing of a run: when to save (policy.py), where to resume from; what is saved is the trainer's.
 
 Saving: at epoch ends and every `ckpt_every_n_iters` iterations as the policy says, and on preemption. Every
-rank contributes its RNG and data state; rank 0 copies the state (the loop's only stall) and a background
+rank contributes its own part (its RNG and data state) under `ranks`; rank 0 copies the shared state, adds the
+file's own keys (format, version, run id, best) and stores it as given (the loop's only stall) and a background
 thread writes the file, its info file, then publishes it as CANDLE's helper does (published.py: the `last` and
 `best` pointers, ckpt.log, the keep limit). At most one write is in flight; a failed write is raised in the loop at the next
 iteration (or at the end), and every earlier checkpoint stays intact. The checkpointer never sees the trainer:
@@ -34,7 +35,7 @@ from playground.checkpoints.files import (FORMAT, VERSION, CheckpointError, appe
 from playground.checkpoints.policy import SavePolicy
 from playground.checkpoints.preemption import Preempted, Preemption
 from playground.checkpoints.published import PublishedCheckpoints
-from playground.checkpoints.train_state import Snapshot
+from playground.checkpoints.snapshot import Snapshot
 from playground.restarts.fence import Fence, Fenced
 
 
@@ -64,7 +65,6 @@ class Checkpointer:
         self.folder = os.path.abspath(folder)
         self.run_id = uuid.uuid4().hex[:12]
         self.opts_hash = opts_hash(opts)
-        self.opts = opts
         self.policy = SavePolicy(self.output, opts["epoch_iter"]["num_epochs"])
         self.preemption = Preemption()
         self.fence = Fence.from_env(run_dir)
@@ -79,7 +79,7 @@ class Checkpointer:
     def restore(self) -> tuple[str, dict] | None:
         """Per ckpt_restart_mode, the checkpoint to resume from and its state (the same on every rank), or None.
 
-        The caller loads the state into the trainer and its hooks."""
+        The state is what the trainer gave `_save` (plus `ranks`, `run_id`, `best`): the trainer loads it."""
         mode = self.output["ckpt_restart_mode"]
         if mode == "off":
             return None
@@ -97,10 +97,6 @@ class Checkpointer:
         if state is None:
             state = load_state(path)
         self._adopt(path, state)
-        self.log.info("resumed from %s (epoch %d, iteration %d of the epoch)", path, state["epoch"], state["epoch_iter"])
-        changed = changed_keys(state.get("opts", {}), self.opts)
-        if changed:
-            self.log.info("the opts differ from the checkpoint's in: %s", ", ".join(changed))
         if self.is_writer:
             append_log(self.folder, f"resumed from {os.path.basename(path)} (run {self.run_id})")
         return path, state
@@ -154,7 +150,7 @@ class Checkpointer:
         self._join()
         self.fence.check(f"checkpoint {path}")
         path = self._own_name(path)
-        state = self._snapshot.copy(capture.shared(epoch, epoch_iter))
+        state = {"format": FORMAT, "version": VERSION, **self._snapshot.copy(capture.shared(epoch, epoch_iter))}
         state.update(ranks=ranks, run_id=self.run_id,
                      best=self.published.best_entry(self.policy.best_value, path if best else self.published.best))
         info = self._info(path, kind, epoch, epoch_iter, best, capture)

@@ -52,8 +52,9 @@ def main(args: argparse.Namespace) -> int:
     except (EvalError, OptsError, ComponentError) as err:
         print(f"playground eval: error: {err}", file=sys.stderr)
         return 2
+    from playground.launch.jobs import TRAIN
     from playground.launch.spawn import launch
-    code = launch(prepared)
+    code = launch(prepared, TRAIN)
     if code != 0:
         return code
     return report(checkpoint, prepared.run_dir)

@@ -23,13 +23,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    import json
     import shutil
     import tempfile
 
     from playground.commands.eval import EvalError, base_opts, find_checkpoint
     from playground.options.layers import OptsError, parse_set, set_path
-    from playground.launch.predict import ENV
+    from playground.launch.jobs import Predict
     from playground.options.registry import ComponentError
     from playground.launch.prepare import prepare
 
@@ -51,11 +50,9 @@ def main(args: argparse.Namespace) -> int:
         shutil.rmtree(work_dir, ignore_errors=True)
         return 2
     from playground.launch.spawn import launch
-    os.environ[ENV] = json.dumps({"checkpoint": checkpoint, "output": os.path.abspath(args.output)})
     try:
-        code = launch(prepared)
+        code = launch(prepared, Predict(checkpoint=checkpoint, output=os.path.abspath(args.output)))
     finally:
-        os.environ.pop(ENV, None)
         shutil.rmtree(work_dir, ignore_errors=True)
     if code == 0:
         print(f"predictions of {checkpoint} written to {args.output}")

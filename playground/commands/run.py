@@ -87,8 +87,9 @@ def main(args: argparse.Namespace) -> int:
         code = supervise(rerun_words(args, prepared.run_dir, sys.executable), prepared.run_dir,
                          RestartPolicy(args.max_restarts))
     else:
+        from playground.launch.jobs import TRAIN
         from playground.launch.spawn import launch
-        code = launch(prepared)
+        code = launch(prepared, TRAIN)
     if code == EXIT_PREEMPTED and not args.run_dir:
         print(f"playground: the run folder is {prepared.run_dir}; resume it with:\n  {resume_command(args, prepared.run_dir)}",
               file=sys.stderr)

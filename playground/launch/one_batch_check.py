@@ -2,8 +2,8 @@
 round trip and a check that every metric was produced. It answers in seconds whether a run would work.
 
 `shrink_layer(opts, world_size)` is the opts layer that shrinks the run (one epoch of one global batch, a full test
-pass of one batch per rank, no resume, the checkpoint in the run folder). The launcher sets PLAYGROUND_TEST_MODE
-so that each rank, after training, calls `check_run`: the checkpoint written is read back and compared with the
+pass of one batch per rank, no resume, the checkpoint in the run folder). Its job (jobs.OneBatchCheck) makes
+each rank, after training, call `check_run`: the checkpoint written is read back and compared with the
 trainer that wrote it, then loaded into a fresh trainer (the path of a resume) whose state must equal the file,
 tensor for tensor and value for value (so a hook whose load_state_dict forgets part of its state is caught).
 """
@@ -16,9 +16,7 @@ import torch
 
 from playground.distribution import collectives as dist_utils
 from playground.checkpoints.files import load_state
-from playground.checkpoints.train_state import rank_state, shared_state
 
-ENV = "PLAYGROUND_TEST_MODE"
 # Parts of the shared state a resume does not restore by design (they describe the session, not the run).
 _SESSION_KEYS = ("wall_time", "opts", "format", "version", "run_id", "best", "ranks", "saved_at", "world_size")
 
@@ -38,10 +36,6 @@ def shrink_layer(opts: dict, world_size: int) -> dict:
                        "checkpoint_folder": "", "profile_num_iters": 0}}
 
 
-def active() -> bool:
-    return os.environ.get(ENV) == "1"
-
-
 def check_run(trainer: Any) -> None:
     """After a test run, on every rank: metrics produced, checkpoint equal to the trainer and to a fresh resume."""
     trainer.checkpointer.finish()
@@ -56,14 +50,14 @@ def check_run(trainer: Any) -> None:
     compare(saved["hooks"], trainer.hooks.state_dict(), "hooks", path)
     fresh = _resumed_trainer(trainer)
     try:
-        shared = shared_state(fresh, saved["epoch"], saved["epoch_iter"])
+        shared = fresh.state_dict(saved["epoch"], saved["epoch_iter"])
         for key, value in saved.items():
             if key not in _SESSION_KEYS and key in shared:
                 if key == "metrics":   # the records; prior_wall_time is the session's clock
                     value, shared[key] = value["records"], shared[key]["records"]
                 compare(value, shared[key], key, path, after_resume=True)
         if trainer.rank < len(saved["ranks"]):
-            mine = rank_state(fresh)
+            mine = fresh.rank_state_dict()
             for key in ("rng", "data", "meters"):
                 if key in saved["ranks"][trainer.rank]:
                     compare(saved["ranks"][trainer.rank][key], mine[key], f"ranks[{trainer.rank}].{key}", path,

@@ -1,5 +1,5 @@
 """`playground run --test` (and `AnyExpOnTerm.py --test`): prepare the shrunk run, launch it with the checks of
-one_batch_check.py switched on, and say what was done. Exit codes: 0 passed, 2 unusable opts (nothing ran),
+one_batch_check.py as its job (jobs.OneBatchCheck), and say what was done. Exit codes: 0 passed, 2 unusable opts (nothing ran),
 1 the run or a check failed (the first error is printed)."""
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ def run_test(args: argparse.Namespace) -> int:
     from playground.data.form_check import check_input_forms
     from playground.trainer.trial import trial_for_checks
     from playground.launch.spawn import launch
-    from playground.launch.one_batch_check import ENV, shrink_layer
+    from playground.launch.jobs import OneBatchCheck
+    from playground.launch.one_batch_check import shrink_layer
     from playground.options.loader import resolve_opts
     from playground.options.layers import OptsError
     from playground.options.registry import ComponentError
@@ -37,11 +38,7 @@ def run_test(args: argparse.Namespace) -> int:
         print(f"playground: error: {err}", file=sys.stderr)
         _remove(run_dir, own_folder)
         return 2
-    os.environ[ENV] = "1"
-    try:
-        code = launch(prepared)
-    finally:
-        os.environ.pop(ENV, None)
+    code = launch(prepared, OneBatchCheck())
     if code != 0:
         print(f"playground: test FAILED (exit code {code}; the first error is above). Run folder kept: {run_dir}",
               file=sys.stderr)

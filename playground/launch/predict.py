@@ -1,14 +1,13 @@
 """Predictions of a trained network for a dataset, on every rank of a run, gathered in dataset order.
 
-`playground predict` (commands/predict.py) launches the run's ranks with PLAYGROUND_PREDICT naming the checkpoint
-and the output file; each rank builds the run's test data and network (components or trial class), loads the
+`playground predict` (commands/predict.py) launches the run's ranks with the job jobs.Predict naming the
+checkpoint and the output file; each rank builds the run's test data and network (components or trial class), loads the
 checkpoint's weights, and passes its shard of the test set (rank r holds samples r, r+W, ...: no padding) through
 the network in eval mode. Rank 0 interleaves the shards back into dataset order and writes the outputs: `.npy`
 (numpy) or `.pt` (`{"outputs": tensor}`, loadable with torch.load(..., weights_only=True)).
 """
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
@@ -16,15 +15,6 @@ import torch
 
 from playground.distribution import collectives as dist_utils
 from playground.checkpoints.files import load_state
-
-ENV = "PLAYGROUND_PREDICT"
-
-
-def request() -> dict | None:
-    """The checkpoint and output file of a predict run, or None for a training run."""
-    text = os.environ.get(ENV)
-    return json.loads(text) if text else None
-
 
 def predict_rank(trainer: Any, checkpoint: str, output: str) -> None:
     trainer.get_model_input_fun()

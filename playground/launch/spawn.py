@@ -22,9 +22,11 @@ import traceback
 from playground.checkpoints.files import CheckpointError
 from playground.data.worker_errors import DataError
 from playground.data.forms import DataFormError
+from playground.launch.jobs import Job
 from playground.launch.one_batch_check import CheckError
 from playground.launch.process_exit import freeze_for_exit
 from playground.options.layers import OptsError
+from playground.options.loader import ResolvedOpts
 from playground.checkpoints.preemption import EXIT_PREEMPTED, Preempted
 from playground.checkpoints.pretrained import PretrainedError
 from playground.distribution.rank_failure import EXIT_PEER_LOST, PeerLost
@@ -39,22 +41,23 @@ GRACE_SECONDS = 5.0
 EXIT_FENCED = 4     # a spawned rank's exit code for "fenced" (launcher-internal; the command exits EXIT_PREEMPTED)
 
 
-def launch(prepared) -> int:
+def launch(prepared, job: Job) -> int:
+    """Run `job` (jobs.py) on every rank of the prepared run: here, or in one spawned process per local device."""
     topology = prepared.plan.topology
     if topology.spawns:
-        return _spawn(prepared)
-    code = _guarded(topology.given_local_rank or 0, prepared.opts, prepared.run_dir, topology, prepared.resolved)
+        return _spawn(prepared, job)
+    code = _guarded(topology.given_local_rank or 0, prepared.resolved, prepared.run_dir, topology, job)
     _free_rank_objects()
     return code
 
 
-def _guarded(local_rank: int, opts: dict, run_dir: str, topology: Topology, resolved=None,
+def _guarded(local_rank: int, resolved: ResolvedOpts, run_dir: str, topology: Topology, job: Job,
              spawned: bool = False) -> int:
     """Run one rank here and turn its outcome into an exit code with a message."""
     from playground.launch.worker import run_rank
     rank = topology.global_rank(local_rank)
     try:
-        result = run_rank(local_rank, opts, run_dir, topology, resolved)
+        result = run_rank(local_rank, resolved, run_dir, topology, job)
     except Preempted as stop:
         if rank == 0:
             print(f"playground: stopped by {stop}; a checkpoint was written. Re-run the same command "
@@ -87,11 +90,11 @@ def _on(rank: int, topology: Topology) -> str:
     return f" on rank {rank}" if topology.world_size > 1 else ""
 
 
-def _rank_entry(local_rank: int, opts: dict, run_dir: str, topology: Topology) -> None:
+def _rank_entry(local_rank: int, resolved: ResolvedOpts, run_dir: str, topology: Topology, job: Job) -> None:
     _die_with_parent()
     # A rank that dies in native code (SIGSEGV, SIGABRT) prints the Python stack of each thread first.
     faulthandler.enable(all_threads=True)
-    code = _guarded(local_rank, opts, run_dir, topology, spawned=True)
+    code = _guarded(local_rank, resolved, run_dir, topology, job, spawned=True)
     # This rank is done; a stop signal forwarded late must not turn its exit code into "killed by SIGTERM".
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -109,13 +112,14 @@ def _free_rank_objects() -> None:
     gc.collect()
 
 
-def _spawn(prepared) -> int:
+def _spawn(prepared, job: Job) -> int:
     from torch.multiprocessing import start_processes
     topology: Topology = prepared.plan.topology
     if topology.num_shards == 1 and "MASTER_ADDR" not in os.environ:
         # One host: the ranks can meet on loopback (used by env:// rendezvous; spawned children inherit it).
         os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()))
-    context = start_processes(_rank_entry, args=(prepared.opts, prepared.run_dir, topology),
+    # The ranks get the opts resolved and validated here (pickled), and the job: neither is looked up again.
+    context = start_processes(_rank_entry, args=(prepared.resolved, prepared.run_dir, topology, job),
                               nprocs=topology.devices_per_host, join=False, start_method="spawn")
 
     def forward(signum, frame):

@@ -1,7 +1,8 @@
 """One rank of a run, from start to finish: logging, threads, seeds, process group, trainer, clean-up.
 
 Called in the launching process for a single-process run or when torchrun/Slurm started the ranks, and in each
-spawned process otherwise. Returns the trainer's result dict (rank 0) or None.
+spawned process otherwise, with the opts the launching process resolved and validated (a spawned rank receives
+them pickled and does not resolve them again) and the job to do (jobs.py). Returns the job's result (rank 0) or None.
 """
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from typing import Mapping
 import torch
 
 from playground.distribution import collectives as dist_utils
-from playground.launch import one_batch_check, predict
-from playground.options.loader import ResolvedOpts, resolve_opts
+from playground.launch.jobs import Job
+from playground.options.loader import ResolvedOpts
 from playground.checkpoints.preemption import Preempted
 from playground.distribution.process_group import destroy_process_group, init_process_group
 from playground.trainer.progress import wants_bar
@@ -26,11 +27,10 @@ from playground.distribution.topology import Topology
 from playground.trainer.trainer_class import build_trainer_class
 
 
-def run_rank(local_rank: int, opts: dict, run_dir: str, topology: Topology,
-             resolved: ResolvedOpts | None = None) -> dict | None:
+def run_rank(local_rank: int, resolved: ResolvedOpts, run_dir: str, topology: Topology, job: Job) -> dict | None:
     # A file-size limit (RLIMIT_FSIZE) then fails the write with EFBIG instead of killing the process.
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resolved = resolved or resolve_opts([("resolved opts", opts)], check_devices=False)
+    opts = resolved.opts
     ctx = RunContext(run_dir=run_dir, topology=topology, local_rank=local_rank,
                      meter_classes={name: c.meter_class() for name, c in resolved.meters.items()})
     setup_logging(run_dir, ctx.rank, records_on_console=not wants_bar(opts, ctx.rank))
@@ -40,14 +40,7 @@ def run_rank(local_rank: int, opts: dict, run_dir: str, topology: Topology,
     try:
         init_process_group(trainer)
         trainer.checkpointer.preemption.install()
-        wanted = predict.request()
-        if wanted is not None:
-            predict.predict_rank(trainer, wanted["checkpoint"], wanted["output"])
-            dist_utils.barrier()
-            return None
-        result = trainer.buildModelAndTrain(opts)
-        if one_batch_check.active():
-            one_batch_check.check_run(trainer)
+        result = job.run(trainer)
         dist_utils.barrier()
         return result if ctx.is_writer else None
     except Exception as err:

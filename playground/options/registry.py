@@ -108,6 +108,15 @@ class Component:
         return {name: fn for name, fn in inspect.getmembers(self.module, inspect.isfunction)
                 if fn.__module__ == self.module.__name__ and not name.startswith("_")}
 
+    def __reduce__(self) -> tuple:
+        # A spawned rank receives the resolved opts pickled: the module travels as its name and is imported
+        # there (the rank has the parent's sys.path and environment, so it finds the same module).
+        return _imported_component, (self.name, self.module_path, self.module.__name__)
+
+
+def _imported_component(name: str, module_path: str, module_name: str) -> Component:
+    return Component(name=name, module_path=module_path, module=importlib.import_module(module_name))
+
 
 ENV_MODULE_MAP = "PLAYGROUND_MODULE_MAP"
 ENTRY_POINT_GROUP = "playground.components"

@@ -41,13 +41,14 @@ from playground.outputs.run_outputs import RunOutputs
 from playground.checkpoints.pretrained import load_pretrained
 from playground.distribution.run_context import RunContext
 from playground.trainer.seeding import seed_rank_streams
-from playground.checkpoints.train_state import rank_state, restore, shared_state
 from playground.trainer.hook_list import HookList, build_hooks
 from playground.trainer.train_step import TrainStep
+from playground.trainer.trainer_state import TrainerState
 
 
-class AnyExp:
-    """The trainer. `self.opts` is the resolved opts; `ctx` says which rank and device this process is."""
+class AnyExp(TrainerState):
+    """The trainer. `self.opts` is the resolved opts; `ctx` says which rank and device this process is. Its state
+    (what a checkpoint holds) is its own: TrainerState (trainer_state.py)."""
 
     def __init__(self, opts: dict, ctx: RunContext) -> None:
         self.opts = opts
@@ -178,7 +179,12 @@ class AnyExp:
         found = self.checkpointer.restore()
         if found is not None:
             path, state = found
-            restore(self, state, self.log)
+            self.log.info("resumed from %s (epoch %d, iteration %d of the epoch)", path, state["epoch"],
+                          state["epoch_iter"])
+            changed = ckpt.changed_keys(state.get("opts", {}), self.opts)
+            if changed:
+                self.log.info("the opts differ from the checkpoint's in: %s", ", ".join(changed))
+            self.load_state_dict(state)
             self.model_path = path
             self.outputs.rewrite_records(self.book.records)
             return
@@ -329,11 +335,10 @@ class AnyExp:
         return self.hooks.get("interval_timer").wall_time()
 
     def state_capture(self) -> ckpt.StateCapture:
-        """The position and state getters a checkpoint save needs (playground/checkpoints/train_state.py captures)."""
+        """The position and state getters a checkpoint save needs."""
         return ckpt.StateCapture(global_iter=self.global_iter, epoch_iterations=self.epoch_iterations,
                                  record=self.book.records[-1] if self.book.records else None,
-                                 shared=lambda epoch, epoch_iter: shared_state(self, epoch, epoch_iter),
-                                 rank=lambda: rank_state(self))
+                                 shared=self.state_dict, rank=self.rank_state_dict)
 
     def _set_epoch_size(self, train_data: Any) -> None:
         samples = self.opts["epoch_iter"]["num_train_sample_per_epoch"]

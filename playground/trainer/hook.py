@@ -28,6 +28,7 @@ inspects hook classes while printing --help.
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 STAGES = ("before_train", "before_epoch", "before_iter", "after_backward", "after_step", "after_iter",
@@ -35,7 +36,8 @@ STAGES = ("before_train", "before_epoch", "before_iter", "after_backward", "afte
 
 
 class Hook:
-    """Base class: override the stages you need. `self.trainer` is the running AnyExp; `name` keys the state.
+    """Base class: override the stages you need. `self.trainer` is the running AnyExp (a weak proxy of it);
+    `name` keys the state.
 
     A subclass may set the class attribute `name`; a user hook without one is named as in `model.hooks_py`.
     Its opts are declared like any component's (`additional_definitions` in its module) and read from
@@ -48,6 +50,16 @@ class Hook:
 
     def __init__(self, trainer: Any) -> None:
         self.trainer = trainer
+
+    @property
+    def trainer(self) -> Any:
+        """The running trainer, through a weak proxy: a hook kept after the run (by a user's list, a closure, a
+        traceback) does not keep the trainer, its networks and its data alive; using it then raises ReferenceError."""
+        return self._trainer_proxy
+
+    @trainer.setter
+    def trainer(self, trainer: Any) -> None:
+        self._trainer_proxy = trainer if trainer is None or isinstance(trainer, weakref.ProxyTypes) else weakref.proxy(trainer)
 
     def before_train(self) -> None:
         pass

@@ -68,3 +68,20 @@ def reduce_states(meters: list[Any], all_reduce: Reduce) -> None:
             offset += value.numel()
     for meter, state in states:
         set_state(meter, state)
+
+
+class MeterStates:
+    """The meters of a run, as one unit of state: this rank's meter states since the last record point, by
+    metric name (each rank has its own until the point reduces them). `metrics` is the MetricsBook's table."""
+
+    def __init__(self, metrics: dict[str, dict]) -> None:
+        self._metrics = metrics
+
+    def state_dict(self) -> dict[str, dict[str, torch.Tensor]]:
+        states = {name: get_state(entry["calculator"]) for name, entry in self._metrics.items()}
+        return {name: state for name, state in states.items() if state is not None}
+
+    def load_state_dict(self, states: dict[str, Any]) -> None:
+        for name, state in states.items():
+            if name in self._metrics:
+                set_state(self._metrics[name]["calculator"], state)

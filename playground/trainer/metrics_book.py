@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import torch
 
-from playground.trainer.meter_state import get_state, has_state, reduce_states, set_state
+from playground.trainer.meter_state import MeterStates, has_state, reduce_states
 from playground.trainer.meters import Blobs
 
 
@@ -19,6 +19,7 @@ class MetricsBook:
     def __init__(self) -> None:
         # name -> {"calculator": meter, "output": [...], "is_train": bool, "mode": "min" | "max" | None}
         self.metrics: dict[str, dict] = {}
+        self.meters = MeterStates(self.metrics)   # per rank, saved apart from the record points
         self.record_epochs: list[float | None] = []
         self.samples_per_sec: list[float | None] = []
         self.secs_per_train: list[float | None] = []
@@ -71,19 +72,8 @@ class MetricsBook:
         return out
 
     def state_dict(self) -> dict:
-        """The record points so far; meter sums since the last point are per rank (`meter_sums`), saved apart."""
+        """The record points so far; meter states since the last point are per rank (`self.meters`), saved apart."""
         return {"records": list(self.records), "prior_wall_time": self.prior_wall_time}
-
-    def meter_sums(self) -> dict[str, dict[str, torch.Tensor]]:
-        """This rank's meter states since the last record point (see meter_state.py); each rank has its own
-        until the point reduces them."""
-        states = {name: get_state(e["calculator"]) for name, e in self.metrics.items()}
-        return {name: state for name, state in states.items() if state is not None}
-
-    def load_meter_sums(self, states: dict[str, Any]) -> None:
-        for name, state in states.items():
-            if name in self.metrics:
-                set_state(self.metrics[name]["calculator"], state)
 
     def load_state_dict(self, state: dict, wall_time_at_save: float) -> None:
         for lst in (self.record_epochs, self.samples_per_sec, self.secs_per_train, self.records):

@@ -1,4 +1,4 @@
-"""Resuming and integrity (playground/checkpoints/checkpointer.py, files.py, train_state.py): resume matches an
+"""Resuming and integrity (playground/checkpoints/checkpointer.py, files.py; the state is the trainer's): resume matches an
 uninterrupted run, rollback by re-pointing `last`, falling back from a broken checkpoint, failed writes."""
 from __future__ import annotations
 

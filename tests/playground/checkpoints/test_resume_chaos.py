@@ -1,5 +1,5 @@
 """Exact resume under SIGKILL at random moments, single-process and 2-process gloo (playground/checkpoints/checkpointer.py,
-train_state.py, batch_stream.py): the same command, re-run after each kill, must end where an uninterrupted
+the trainer's state, batch_stream.py): the same command, re-run after each kill, must end where an uninterrupted
 run ends, bitwise, with the same record points."""
 from __future__ import annotations
 

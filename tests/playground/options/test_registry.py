@@ -182,3 +182,17 @@ def test_a_users_module_map_py_in_the_current_folder_extends_the_projects_in_ran
                    env=env)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "p.npy").exists()
+
+
+def test_resolved_opts_pickle_with_their_components_as_module_names_for_spawned_ranks():
+    import pickle
+
+    from playground.options.loader import resolve_opts
+    from tests.conftest import tiny_opts
+
+    resolved = resolve_opts([("test opts", tiny_opts())])
+    again = pickle.loads(pickle.dumps(resolved))
+    assert again.opts == resolved.opts
+    assert {p: (c.name, c.module_path, c.module) for p, c in again.components.items()} == \
+           {p: (c.name, c.module_path, c.module) for p, c in resolved.components.items()}
+    assert {n: c.meter_class() for n, c in again.meters.items()} == {n: c.meter_class() for n, c in resolved.meters.items()}

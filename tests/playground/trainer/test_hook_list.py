@@ -2,6 +2,7 @@
 (playground/trainer/hook_list.py, hook.py; the hook kind of playground/options/registry.py)."""
 from __future__ import annotations
 
+import gc
 import json
 import sys
 
@@ -83,3 +84,28 @@ def test_a_hook_listed_twice_is_refused_before_training(tmp_path, user_modules):
     with pytest.raises(OptsError, match=r"opts.model.hooks_py\[1\]: 'step_counter' is listed twice"):
         run(tiny_opts(model={"hooks_py": [counter, counter]}), run_dir=str(tmp_path / "run"))
     assert not (tmp_path / "run" / "metrics.jsonl").exists()
+
+
+KEPT_HOOK = '''
+    """Reads its opts through self.trainer, and keeps itself in KEPT after the run (as a user's list might)."""
+    from playground.trainer import Hook
+
+    KEPT = []
+
+    class Kept(Hook):
+        name = "kept"
+
+        def before_train(self):
+            self.lr_seen = self.trainer.opts["model_param"]["base_learning_rate"]
+            KEPT.append(self)
+'''
+
+
+def test_a_hook_reads_the_trainer_during_the_run_and_does_not_keep_it_alive_after(tmp_path, user_modules):
+    kept = user_modules("kept_hook", KEPT_HOOK)
+    run(tiny_opts(model={"hooks_py": [kept]}, epoch_iter={"num_epochs": 1}), run_dir=str(tmp_path / "run"))
+    hook, = sys.modules[kept].KEPT
+    assert hook.lr_seen == 0.05
+    gc.collect()
+    with pytest.raises(ReferenceError):
+        hook.trainer.opts
