@@ -42,3 +42,16 @@ def _converts(kind: type, text: str) -> bool:
         return True
     except ValueError:
         return False
+
+
+def list_value_problems(points: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """For (where, params) pairs (a upf line, a point of a space): one line per value that CANDLE reads as a
+    list but that does not split, naming where and the key. Empty when every value is usable."""
+    problems = []
+    for where, params in points:
+        for key, value in params.items():
+            try:
+                split_candle_list(value)
+            except ListValueError as err:
+                problems.append(f"{where}: {key}: {err}")
+    return problems

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from playground.candle.list_values import ListValueError, split_candle_list
+from playground.candle.list_values import ListValueError, list_value_problems, split_candle_list
 
 
 @pytest.mark.parametrize("value, expected", [
@@ -21,3 +21,11 @@ def test_an_integer_list_with_a_part_that_is_not_an_integer_is_refused_naming_it
     # the first part decides the kind (a '.' makes floats), as Supervisor's runner, which crashes on these
     with pytest.raises(ListValueError, match=rf"'{value}' is a CANDLE list .* but '{bad}' is not an integer"):
         split_candle_list(value)
+
+
+def test_the_problems_of_many_points_name_where_and_the_key():
+    points = [("upf.txt, line 1 (id a)", {"dense": "1500 500", "epochs": 2}),
+              ("upf.txt, line 2 (id b)", {"dense": "1500 x", "conv": "3 3.5"})]
+    assert [p.split(": ", 2)[:2] for p in list_value_problems(points)] == [
+        ["upf.txt, line 2 (id b)", "dense"], ["upf.txt, line 2 (id b)", "conv"]]
+    assert list_value_problems(points[:1]) == []
