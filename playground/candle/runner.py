@@ -173,6 +173,7 @@ def resolved_params(module: ModuleType, command: CandleCommand, sets: dict) -> t
 
 
 def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool = False) -> int:
+    from playground.candle.candle_lib_callback import recorded_checkpoint_values
     from playground.candle.history import history_lists
     from playground.candle.run_folder import CandleRunFolder, activate
     from playground.checkpoints.files import CheckpointError
@@ -202,7 +203,8 @@ def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool
                               _Tee(stderr, train_log, folder.fence, printed))
     try:
         log.info("running %s in %s", os.path.abspath(script), run_dir)
-        returned = module.run(params)
+        with recorded_checkpoint_values(folder):
+            returned = module.run(params)
         lists = history_lists(returned)
         if not folder.records:      # what the checkpoint callback was given, else the history, else the log lines
             folder.records_from_history(lists or printed.lists())

@@ -141,18 +141,40 @@ def test_a_value_the_scripts_parser_refuses_exits_2_with_its_message(tmp_path, d
     assert "initialize_parameters() exited with code 2" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_an_installed_candle_package_is_used_instead_of_playgrounds(tmp_path, data_dir):
-    # A stand-in for candle_lib: what matters here is which `candle` the script imports.
+STAND_IN = """
+import os
+class CandleCkptPyTorch:
+    def __init__(self, params):
+        self.save_best_metric, self.folder = "val_corr", params["ckpt_directory"]
+    def ckpt_epoch(self, epoch, metric_value):
+        os.makedirs(self.folder, exist_ok=True)
+        open(os.path.join(self.folder, "own-%d" % epoch), "w").close()
+"""
+WHICH = """
+import sys
+import candle
+def initialize_parameters():
+    return {"epochs": 2}
+def run(params):
+    print("candle is", candle.__name__, sys.argv[1:3])
+    if candle.__name__ == "candle":
+        ckpt = candle.CandleCkptPyTorch(params)
+        for epoch, value in enumerate([0.5, 0.75]):
+            ckpt.ckpt_epoch(epoch, value)
+"""
+
+
+def test_an_installed_candle_is_used_and_its_checkpoint_callbacks_values_are_the_metrics(tmp_path, data_dir):
+    # A stand-in for candle_lib: what matters here is which `candle` the script imports, and that the values
+    # its CandleCkptPyTorch is handed are recorded while it still does its own work.
     (tmp_path / "site" / "candle").mkdir(parents=True)
-    (tmp_path / "site" / "candle" / "__init__.py").write_text(
-        "INSTALLED = True\n")
-    (tmp_path / "which.py").write_text(
-        "import sys\nimport candle\n"
-        "def initialize_parameters():\n    return {'epochs': 1}\n"
-        "def run(params):\n    print('candle is', candle.__name__, sys.argv[1:3])\n")
+    (tmp_path / "site" / "candle" / "__init__.py").write_text(STAND_IN)
+    (tmp_path / "which.py").write_text(WHICH)
     env = {"PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), str(REPO)])}
     done = candle("--run-dir", str(tmp_path / "run"), data_dir=data_dir, script=str(tmp_path / "which.py"), env=env)
     assert done.returncode == 0, done.stderr
     assert f"candle is candle ['--output_dir', '{tmp_path / 'run' / 'output'}']" in done.stdout
+    assert [(r["epoch"], r["val_corr"]) for r in records(tmp_path / "run")] == [(0, 0.5), (1, 0.75)]
+    assert sorted(p.name for p in (tmp_path / "run" / "checkpoints").iterdir()) == ["own-0", "own-1"]
     plain = candle("--run-dir", str(tmp_path / "run2"), data_dir=data_dir, script=str(tmp_path / "which.py"))
     assert plain.returncode == 0 and "candle is playground.compat.candle" in plain.stdout, plain.stderr
