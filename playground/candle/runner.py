@@ -169,7 +169,19 @@ def resolved_params(module: ModuleType, command: CandleCommand, sets: dict) -> t
         layers.append(("--set", sets))
     definitions = getattr(module, "additional_definitions", None) or benchmark.called_with.get("additional_definitions")
     required = getattr(module, "required", None) or benchmark.called_with.get("required")
-    return resolve_params(layers, definitions, required)
+    params, warnings = resolve_params(layers, definitions, required)
+    return _objects_kept(base, params), warnings
+
+
+def _objects_kept(base: dict, params: dict) -> dict:
+    """A value the script made that JSON cannot hold (candle_lib's data_type, numpy.float32) stays itself where a
+    later layer gives it back as opts.json recorded it ("numpy.float32"), as `--parameters-file DIR/opts.json`
+    does."""
+    from playground.candle.run_folder import recordable
+    for key, value in base.items():
+        if params.get(key) is not value and recordable(value) != value and params.get(key) == recordable(value):
+            params[key] = value
+    return params
 
 
 def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool = False) -> int:

@@ -127,6 +127,17 @@ def test_a_second_run_of_the_same_script_never_resumes_the_first_ones_checkpoint
     assert [r["val_loss"] for r in records(tmp_path / "other")] == [r["val_loss"] for r in records(whole_run)]
 
 
+def test_another_runs_opts_json_reproduces_it_in_this_runs_own_folders(tmp_path, data_dir, whole_run):
+    done = candle("--parameters-file", str(whole_run / "opts.json"), "--run-dir", str(tmp_path / "again"),
+                  data_dir=data_dir)
+    assert done.returncode == 0, done.stderr
+    opts = json.loads((tmp_path / "again" / "opts.json").read_text())["opts"]
+    assert opts["ckpt_directory"] == str(tmp_path / "again" / "checkpoints") and opts["run_id"] == "again"
+    assert opts["data_type"] == "numpy.float32" and opts["hidden"] == [5, 4]
+    assert "resumed" not in (tmp_path / "again" / "checkpoints" / "ckpt.log").read_text()
+    assert [r["val_loss"] for r in records(tmp_path / "again")] == [r["val_loss"] for r in records(whole_run)]
+
+
 def test_without_candle_data_dir_the_data_folder_is_the_runs_and_fetch_file_says_it_cannot_download(tmp_path):
     done = candle("--run-dir", str(tmp_path / "run"), data_dir=None)
     assert done.returncode == 1
