@@ -54,7 +54,7 @@ def _run_candle_once(command: CandleCommand) -> int:
         argv = script_argv(os.path.abspath(command.script), sets, run_dir, command.defaults_file)
         with script_process(argv, run_dir):
             module = load_script(command.script)
-            params, warnings = resolved_params(module, command, sets)
+            params, warnings = resolved_params(module, command, sets, run_dir)
             for key, value in run_keys(run_dir).items():
                 params.setdefault(key, value)
             for line in warnings:
@@ -142,7 +142,7 @@ def load_script(path: str) -> ModuleType:
     return module
 
 
-def resolved_params(module: ModuleType, command: CandleCommand, sets: dict) -> tuple[dict, list[str]]:
+def resolved_params(module: ModuleType, command: CandleCommand, sets: dict, run_dir: str) -> tuple[dict, list[str]]:
     """initialize_parameters(), then --defaults-file, --parameters-file, --set; checked against the script's
     additional_definitions and required (module attributes, or what it gave initialize_parameters)."""
     benchmark.set_command_context(command.defaults_file and os.path.abspath(command.defaults_file))
@@ -170,7 +170,17 @@ def resolved_params(module: ModuleType, command: CandleCommand, sets: dict) -> t
     definitions = getattr(module, "additional_definitions", None) or benchmark.called_with.get("additional_definitions")
     required = getattr(module, "required", None) or benchmark.called_with.get("required")
     params, warnings = resolve_params(layers, definitions, required)
-    return _objects_kept(base, params), warnings
+    return _objects_kept(base, _parsed_kept(base, params, sets, run_dir)), warnings
+
+
+def _parsed_kept(base: dict, params: dict, sets: dict, run_dir: str) -> dict:
+    """When the script parsed its command line (candle_lib's finalize_parameters: its params hold the run_id and
+    experiment_id we passed), the values it made of our --set items stay: `--set hidden=6` is [6] for a `nargs`
+    key and `--set noise=yes` True for a str2bool one, as the script's parser made them."""
+    passed = {**run_keys(run_dir), **sets}
+    if all(base.get(key) == passed[key] for key in ("run_id", "experiment_id")):
+        params.update({key: base[key] for key in sets if key in base})
+    return params
 
 
 def _objects_kept(base: dict, params: dict) -> dict:

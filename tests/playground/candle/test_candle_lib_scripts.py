@@ -79,6 +79,14 @@ def test_the_script_reads_its_own_command_line_built_from_set_and_candles_form(w
     assert "'epochs': 3" in final_params and "'hidden': [5, 4]" in final_params
 
 
+def test_a_set_value_is_what_the_scripts_parser_made_of_it(tmp_path, data_dir):
+    done = candle("--set", "hidden=6", "--epochs", "1", "--set", "noise=yes", "--run-dir", str(tmp_path / "run"),
+                  data_dir=data_dir)
+    assert done.returncode == 0, done.stderr
+    opts = json.loads((tmp_path / "run" / "opts.json").read_text())["opts"]
+    assert (opts["hidden"], opts["noise"], opts["epochs"]) == ([6], True, 1)
+
+
 def test_opts_json_records_what_candle_lib_puts_in_params_by_name(whole_run):
     opts = json.loads((whole_run / "opts.json").read_text())["opts"]
     assert opts["data_type"] == "numpy.float32" and opts["noise"] is False and opts["timeout"] == 3600
