@@ -13,13 +13,13 @@ from __future__ import annotations
 import copy
 import json
 import os
-import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from playground.options.builtin import BUILTIN_OPTS, SECTIONS
-from playground.options.declaration import NO_DEFAULT, Need, Opt, from_definition
-from playground.options.value_types import Anything, ComponentName, ListOf, OptTypeError
+from playground.options.component_keys import declarations_of
+from playground.options.declaration import NO_DEFAULT, Need, Opt
+from playground.options.value_types import ComponentName, ListOf, OptTypeError
 from playground.options.layers import OptsError, describe_origin, merge
 from playground.options.registry import Component, ComponentError, resolve
 from playground.options.unknown_keys import closest_hint, is_ignored, leaf_paths, unknown_keys
@@ -40,26 +40,6 @@ class ResolvedOpts:
 
     def component(self, path: str) -> Component | None:
         return self.components.get(path)
-
-
-def declarations_of(component: Component) -> list[Opt]:
-    """The opts keys a component declares (CANDLE style: `additional_definitions` and `required`); for a trial
-    class, those of the modules of the classes it derives from too (a subclass keeps its base's keys)."""
-    modules = [component.module]
-    trial = component.trial_class()
-    if trial is not None:
-        modules += [sys.modules[c.__module__] for c in trial.__mro__[1:] if c.__module__ in sys.modules]
-    definitions: list[dict] = []
-    required: set[str] = set()
-    for module in dict.fromkeys(modules):
-        definitions += [d for d in getattr(module, "additional_definitions", None) or []
-                        if d.get("name") not in {e.get("name") for e in definitions}]
-        required |= set(getattr(module, "required", None) or [])
-    opts = [from_definition(d, component.name, d.get("name") in required) for d in definitions]
-    declared = {o.path for o in opts}
-    for path in sorted(required - declared):
-        opts.append(Opt(path=path, type=Anything(), need=Need.NON_EMPTY, readers=(component.name,)))
-    return opts
 
 
 def merge_declarations(builtin: tuple[Opt, ...], components: list[Component]) -> dict[str, Opt]:
