@@ -5,7 +5,7 @@ import pytest
 
 from playground.sweeps.errors import SweepError
 from playground.sweeps.inputs.mlrmbo_params import param_set_space, read_param_set
-from playground.sweeps.space import parse_space
+from playground.sweeps.inputs.space import parse_space
 
 # Every form Supervisor's workflows/*/data/*.R files use, and the ones ParamHelpers documents that we read.
 EVERY_FORM = '''
