@@ -71,14 +71,15 @@ def check_points(base: BaseOpts, points: list[tuple[str, dict[str, Any]]]) -> No
 
 
 def check_objectives(spec: SweepSpec, base: BaseOpts) -> list[Objective]:
-    """The objectives, defaulted to the first test metric (min for a loss, else max); each must be a test metric."""
+    """The objectives, defaulted to the first test metric in its own direction; each must be a test metric."""
+    from playground.options.metric_modes import mode_of
     from playground.options.unknown_keys import closest_hint
     objectives = spec.objectives
     if not objectives:
         if not base.test_metrics:
             raise SweepError(f"base opts {spec.base}: no test metric (is_train: false) to optimise")
         name = base.test_metrics[0]
-        objectives = [Objective(name, "min" if "loss" in name else "max")]
+        objectives = [Objective(name, mode_of(base.opts.get("output") or {}, name))]
     problems = [f"objective: {o.metric!r} is not a test metric of the base opts (full test passes measure "
                 f"{', '.join(base.test_metrics) or 'none'}). {closest_hint(o.metric, base.test_metrics)}".rstrip()
                 for o in objectives if o.metric not in base.test_metrics]
