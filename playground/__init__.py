@@ -15,6 +15,8 @@ The framework, one subpackage per part of the architecture:
     candle/        CANDLE benchmark scripts: parameter layering and the checkpoint helper
     restarts/      whether a failed attempt is run again (sweeps and --max-restarts), and the attempt records
     commands/      the `playground` command line (nothing else imports it)
+    compat/        other tools' APIs on playground (candle/: candle_lib's, for CANDLE scripts); the core never
+                   imports them
     api.py         the public surface components and scripts import
 
 Importing this package is cheap; heavy modules (torch, cv2, matplotlib) are imported where they are used.

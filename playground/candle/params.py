@@ -37,8 +37,14 @@ def read_defaults_file(path: str) -> dict:
     return {key: literal_value(text) for section in parser.sections() for key, text in parser.items(section)}
 
 
+# The keys that name one run's own folders (playground/candle/script_process.py): taken from another run's
+# opts.json they would make this run write into, and resume from, that run's folders.
+RUN_FOLDER_KEYS = ("output_dir", "experiment_id", "run_id", "ckpt_directory", "data_dir")
+
+
 def read_parameters_file(path: str) -> dict:
-    """A JSON object of params (`{"epochs": 3}`), or the run folder's `{"opts": {...}}` form."""
+    """A JSON object of params (`{"epochs": 3}`), or the run folder's `{"opts": {...}}` form, less the keys
+    that name that run's folders (RUN_FOLDER_KEYS: this run gets its own)."""
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
@@ -48,7 +54,7 @@ def read_parameters_file(path: str) -> dict:
         raise OptsError(f"--parameters-file {path}: malformed JSON at line {err.lineno}, column {err.colno}: "
                         f"{err.msg}") from None
     if isinstance(data, dict) and set(data) >= {"opts"} and isinstance(data["opts"], dict):
-        data = data["opts"]
+        data = {k: v for k, v in data["opts"].items() if k not in RUN_FOLDER_KEYS}
     if not isinstance(data, dict):
         raise OptsError(f"--parameters-file {path}: expected a JSON object of params, got {type(data).__name__}")
     return data

@@ -43,7 +43,7 @@ class CandleRunFolder:
     def write_opts(self, params: dict) -> None:
         self.fence.check("opts.json")
         os.makedirs(self.run_dir, exist_ok=True)
-        write_json(os.path.join(self.run_dir, "opts.json"), {"opts": params, "script": self.script})
+        write_json(os.path.join(self.run_dir, "opts.json"), {"opts": recordable(params), "script": self.script})
 
     def wall_time(self) -> float:
         return time.time() - self._started + self.prior_wall_time
@@ -79,6 +79,29 @@ class CandleRunFolder:
         write_json(self.outputs.results_path, {
             "model": self.model_path, "metrics": metrics, "best": _best(metrics, self.records),
             "history": returned, "wall_time_s": self.wall_time(), "records": len(self.records)})
+
+
+def recordable(value: Any) -> Any:
+    """`value` as JSON that says what it was: numpy and torch scalars and arrays as numbers (lists), a class or
+    function by its qualified name (`numpy.float32`, as candle_lib puts it in data_type), a path as its string,
+    a tuple or set as a list, anything else as its str()."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        return {str(key): recordable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [recordable(item) for item in value]
+    if isinstance(value, type) or callable(value) and hasattr(value, "__qualname__"):
+        return f"{getattr(value, '__module__', None) or 'builtins'}.{value.__qualname__}"
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if hasattr(value, "tolist") and hasattr(value, "dtype") and not _is_dtype(value):
+        return recordable(value.tolist())
+    return str(value)
+
+
+def _is_dtype(value: Any) -> bool:
+    return "dtype" in type(value).__name__.lower() or type(value).__name__ == "dtype"
 
 
 _RECORD_KEYS = ("index", "kind", "epoch", "epochs", "samples", "wall_time")

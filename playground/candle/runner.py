@@ -16,7 +16,10 @@ from types import ModuleType
 from typing import IO
 
 from playground.candle import benchmark
+from playground.candle.log_metrics import LogMetrics
+from playground.candle.list_values import ListValueError, split_candle_list
 from playground.candle.params import read_defaults_file, read_parameters_file, parse_set, resolve_params
+from playground.candle.script_process import run_keys, script_argv, script_process
 from playground.options.layers import OptsError
 from playground.checkpoints.preemption import EXIT_PREEMPTED
 from playground.restarts.fence import Fence
@@ -32,6 +35,7 @@ class CandleCommand:
     sets: list[str] = field(default_factory=list)
     run_dir: str | None = None
     test: bool = False
+    script_args: list[str] = field(default_factory=list)   # CANDLE's form after SCRIPT: --epochs 3 --dense 8 4
 
 
 # `--test` on a CANDLE script: the script owns its loop, so the test is one epoch, with every checkpoint read back.
@@ -43,18 +47,57 @@ def run_candle(command: CandleCommand) -> int:
 
 
 def _run_candle_once(command: CandleCommand) -> int:
+    from playground.launch.prepare import default_run_dir
+    run_dir = os.path.abspath(command.run_dir or default_run_dir(os.path.splitext(os.path.basename(command.script))[0]))
     try:
-        module = load_script(command.script)
-        params, warnings = resolved_params(module, command)
+        sets = command_sets(command)
+        argv = script_argv(os.path.abspath(command.script), sets, run_dir, command.defaults_file)
+        with script_process(argv, run_dir):
+            module = load_script(command.script)
+            params, warnings = resolved_params(module, command, sets, run_dir)
+            for key, value in run_keys(run_dir).items():
+                params.setdefault(key, value)
+            for line in warnings:
+                print(f"playground candle: warning: {line}", file=sys.stderr)
+            return _run(module, params, command.script, run_dir, command.test)
     except OptsError as err:
         print(f"playground candle: error: {err}", file=sys.stderr)
         return 2
-    for line in warnings:
-        print(f"playground candle: warning: {line}", file=sys.stderr)
-    from playground.launch.prepare import default_run_dir
-    run_dir = os.path.abspath(command.run_dir or default_run_dir(os.path.splitext(os.path.basename(command.script))[0]))
-    params.setdefault("ckpt_directory", os.path.join(run_dir, "checkpoints"))
-    return _run(module, params, command.script, run_dir, command.test)
+
+
+def command_sets(command: CandleCommand) -> dict:
+    """--set items, then CANDLE's `--key value ...` after SCRIPT, as one mapping (later wins); CANDLE's list
+    strings ("1500 500") become lists. Raises OptsError naming the item."""
+    sets = dict(parse_set(item) for item in command.sets)
+    sets.update(_script_args_as_sets(command.script_args))
+    for key, value in sets.items():
+        try:
+            split = split_candle_list(value)
+        except ListValueError as err:
+            raise OptsError(f"{key}: {err} (from --set or the command line)") from None
+        if split is not None:
+            sets[key] = split
+    return sets
+
+
+def _script_args_as_sets(args: list[str]) -> dict:
+    """`--epochs 3 --dense 8 4 --name=x` -> {"epochs": 3, "dense": [8, 4], "name": "x"}."""
+    sets: dict = {}
+    key = None
+    for token in args:
+        if token.startswith("--") and len(token) > 2:
+            key, eq, text = token[2:].partition("=")
+            sets[key] = [parse_set(f"{key}={text}")[1]] if eq else []
+        elif key is None:
+            raise OptsError(f"{token!r} after SCRIPT: expected CANDLE's --key value form (e.g. --epochs 3), "
+                            "or --set key=value")
+        else:
+            sets[key].append(parse_set(f"{key}={token}")[1])
+    for key, values in sets.items():
+        if not values:
+            raise OptsError(f"--{key} after SCRIPT has no value; write --{key} VALUE (or --set {key}=VALUE)")
+        sets[key] = values[0] if len(values) == 1 else values
+    return sets
 
 
 def _run_test(command: CandleCommand) -> int:
@@ -64,8 +107,8 @@ def _run_test(command: CandleCommand) -> int:
 
     own = command.run_dir is None
     run_dir = command.run_dir or tempfile.mkdtemp(prefix="playground-test-")
-    test = CandleCommand(command.script, command.defaults_file, command.parameters_file,
-                         [*command.sets, *TEST_SETS], run_dir, test=True)
+    test = CandleCommand(command.script, command.defaults_file, command.parameters_file, command.sets, run_dir,
+                         test=True, script_args=[*command.script_args, *(f"--{item}" for item in TEST_SETS)])
     code = _run_candle_once(test)
     if code != 0:
         print(f"playground candle: test FAILED (exit code {code}; the first error is above). Run folder kept: "
@@ -99,7 +142,7 @@ def load_script(path: str) -> ModuleType:
     return module
 
 
-def resolved_params(module: ModuleType, command: CandleCommand) -> tuple[dict, list[str]]:
+def resolved_params(module: ModuleType, command: CandleCommand, sets: dict, run_dir: str) -> tuple[dict, list[str]]:
     """initialize_parameters(), then --defaults-file, --parameters-file, --set; checked against the script's
     additional_definitions and required (module attributes, or what it gave initialize_parameters)."""
     benchmark.set_command_context(command.defaults_file and os.path.abspath(command.defaults_file))
@@ -107,6 +150,9 @@ def resolved_params(module: ModuleType, command: CandleCommand) -> tuple[dict, l
         base = module.initialize_parameters()
     except OptsError:
         raise
+    except SystemExit as stop:    # candle_lib's argument parser exits 2 on a bad command line, after its message
+        raise OptsError(f"SCRIPT {command.script}: initialize_parameters() exited with code {stop.code} (its "
+                        "message is above)") from None
     except Exception as err:  # noqa: BLE001
         raise OptsError(f"SCRIPT {command.script}: initialize_parameters() failed: {type(err).__name__}: {err}") \
             from err
@@ -119,15 +165,37 @@ def resolved_params(module: ModuleType, command: CandleCommand) -> tuple[dict, l
         layers.append((f"--defaults-file {command.defaults_file}", read_defaults_file(command.defaults_file)))
     if command.parameters_file:
         layers.append((f"--parameters-file {command.parameters_file}", read_parameters_file(command.parameters_file)))
-    sets = dict(parse_set(item) for item in command.sets)
     if sets:
         layers.append(("--set", sets))
     definitions = getattr(module, "additional_definitions", None) or benchmark.called_with.get("additional_definitions")
     required = getattr(module, "required", None) or benchmark.called_with.get("required")
-    return resolve_params(layers, definitions, required)
+    params, warnings = resolve_params(layers, definitions, required)
+    return _objects_kept(base, _parsed_kept(base, params, sets, run_dir)), warnings
+
+
+def _parsed_kept(base: dict, params: dict, sets: dict, run_dir: str) -> dict:
+    """When the script parsed its command line (candle_lib's finalize_parameters: its params hold the run_id and
+    experiment_id we passed), the values it made of our --set items stay: `--set hidden=6` is [6] for a `nargs`
+    key and `--set noise=yes` True for a str2bool one, as the script's parser made them."""
+    passed = {**run_keys(run_dir), **sets}
+    if all(base.get(key) == passed[key] for key in ("run_id", "experiment_id")):
+        params.update({key: base[key] for key in sets if key in base})
+    return params
+
+
+def _objects_kept(base: dict, params: dict) -> dict:
+    """A value the script made that JSON cannot hold (candle_lib's data_type, numpy.float32) stays itself where a
+    later layer gives it back as opts.json recorded it ("numpy.float32"), as `--parameters-file DIR/opts.json`
+    does."""
+    from playground.candle.run_folder import recordable
+    for key, value in base.items():
+        if params.get(key) is not value and recordable(value) != value and params.get(key) == recordable(value):
+            params[key] = value
+    return params
 
 
 def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool = False) -> int:
+    from playground.candle.candle_lib_callback import recorded_checkpoint_values
     from playground.candle.history import history_lists
     from playground.candle.run_folder import CandleRunFolder, activate
     from playground.checkpoints.files import CheckpointError
@@ -152,16 +220,20 @@ def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool
                          # SIGTERM stops the script at once, as it would outside playground
     stdout, stderr = sys.stdout, sys.stderr
     train_log = open(os.path.join(run_dir, "train.log"), "a", encoding="utf-8")
-    sys.stdout, sys.stderr = (_Tee(stdout, train_log, folder.fence),     # the script's prints too
-                              _Tee(stderr, train_log, folder.fence))
+    printed = LogMetrics()
+    sys.stdout, sys.stderr = (_Tee(stdout, train_log, folder.fence, printed),     # the script's prints too
+                              _Tee(stderr, train_log, folder.fence, printed))
     try:
         log.info("running %s in %s", os.path.abspath(script), run_dir)
-        returned = module.run(params)
+        with recorded_checkpoint_values(folder):
+            returned = module.run(params)
         lists = history_lists(returned)
-        if not folder.records:
-            folder.records_from_history(lists)
+        if not folder.records:      # what the checkpoint callback was given, else the history, else the log lines
+            folder.records_from_history(lists or printed.lists())
+        folder.model_path = folder.model_path or candle_lib_last_checkpoint(params)
         folder.write_results(lists)
         log.info("done: results in %s", folder.outputs.results_path)
+        print(final_metrics_line(folder.records))
         if test and folder.model_path is None:
             log.error("playground candle: the test wrote no checkpoint: does run(params) save with the checkpoint "
                       "helper (playground.candle.CandleCheckpoint)?")
@@ -189,13 +261,32 @@ def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool
         close_logging()
 
 
+def final_metrics_line(records: list[dict]) -> str:
+    """`final metrics (epoch 3 of 3): loss 0.12, val_loss 0.2` from the last record, or that there were none."""
+    if not records:
+        return ("final metrics: none (the script returned no history, gave no values to a checkpoint callback "
+                "and printed no epoch lines playground reads; docs/candle.md, Metrics)")
+    last = records[-1]
+    values = ", ".join(f"{k} {v:.6g}" if isinstance(v, float) else f"{k} {v}" for k, v in last.items()
+                       if k not in ("index", "kind", "epoch", "epochs", "samples", "wall_time"))
+    return f"final metrics (after epoch {last['epoch'] + 1}): {values or 'none'}"
+
+
+def candle_lib_last_checkpoint(params: dict) -> str | None:
+    """The model file candle_lib's own CandleCkptPyTorch left as `last` in ckpt_directory, if any."""
+    folder = params.get("ckpt_directory")
+    path = os.path.join(str(folder), "last", "model.h5") if folder else None
+    return os.path.realpath(path) if path and os.path.exists(path) else None
+
+
 class _Tee:
     """Writes to the terminal and, while this attempt holds the run folder, to train.log."""
 
-    def __init__(self, terminal: IO[str], copy: IO[str], fence: Fence) -> None:
-        self.terminal, self.copy, self.fence = terminal, copy, fence
+    def __init__(self, terminal: IO[str], copy: IO[str], fence: Fence, reader: LogMetrics) -> None:
+        self.terminal, self.copy, self.fence, self.reader = terminal, copy, fence, reader
 
     def write(self, text: str) -> int:
+        self.reader.write(text)
         if not self.fence.superseded():
             self.copy.write(text)
             self.copy.flush()   # so nothing buffered before the claim lands in the file after it

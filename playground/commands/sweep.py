@@ -26,6 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--upf", metavar="FILE", help="CANDLE upf file: one JSON object per line with a unique id")
     run.add_argument("--base", metavar="OPTS", help="with --upf: the opts file every line starts from")
     run.add_argument("--script", metavar="PY", help="with --upf: a CANDLE benchmark script instead of --base")
+    run.add_argument("--objective", metavar="METRIC[:min|max]",
+                     help="the metric trials are ranked by (a key of their metrics), :min or :max (default: min "
+                          "for names with loss or error, else max); needed with --script, replaces a spec's")
     run.add_argument("--restart-file", metavar="CSV", help="earlier evaluations (header y,<param>,...)")
     run.add_argument("--sweep-dir", metavar="DIR", help="the sweep folder (default sweeps/<name>)")
     run.add_argument("--workers", type=int, metavar="N", help="agent slots on this host (default: "
@@ -160,15 +163,29 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 def _spec(args: argparse.Namespace):
     from playground.sweeps.errors import SweepError
-    from playground.sweeps.inputs.spec import load_spec, parse_spec, upf_spec
+    from playground.sweeps.inputs.spec import load_spec, parse_spec, read_spec_file, upf_spec
+    objective = _objective_argument(args.objective) if getattr(args, "objective", None) else None
     if getattr(args, "upf", None):
         if args.spec:
             raise SweepError("give a spec or --upf, not both")
-        raw = upf_spec(args.upf, args.base, args.script)
+        raw = upf_spec(args.upf, args.base, args.script, objective=objective)
         return parse_spec(raw, os.getcwd(), origin="--upf")
     if not args.spec:
         raise SweepError("give a sweep spec (sweep run SPEC), or --upf FILE --base OPTS")
-    return load_spec(args.spec)
+    if objective is None:
+        return load_spec(args.spec)
+    return parse_spec({**read_spec_file(args.spec), "objective": objective},
+                      os.path.dirname(os.path.abspath(args.spec)), origin=args.spec)
+
+
+def _objective_argument(text: str) -> dict:
+    """`--objective val_loss[:min|max]` as the spec's objective; a malformed one is a SweepError."""
+    from playground.sweeps.errors import SweepError
+    metric, _, mode = text.partition(":")
+    if not metric or mode not in ("", "min", "max"):
+        raise SweepError(f"--objective {text!r}: expected METRIC, METRIC:min or METRIC:max (e.g. val_loss:min)")
+    lowered = metric.lower()
+    return {"metric": metric, "mode": mode or ("min" if "loss" in lowered or "error" in lowered else "max")}
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from playground.candle.list_values import list_value_problems
 from playground.sweeps.errors import SweepError
 from playground.sweeps.inputs.restart_csv import PriorPoint, read_restart_file
 from playground.sweeps.inputs.space import Param, constants, corner_points, grid_points
@@ -27,7 +28,10 @@ def prepare_sweep(spec: SweepSpec) -> PreparedSweep:
     priors = read_restart_file(spec.restart_file, spec.space) if spec.restart_file else []
     if spec.base is None:  # a CANDLE script declares its own keys; its runner checks them (exit 2)
         if not spec.objectives:
-            raise SweepError("objective: required with script (the metric to optimise)")
+            raise SweepError("objective: required with script (the metric to optimise; --objective METRIC)")
+        problems = list_value_problems(_points(spec, upf_lines))   # "1500 x" fails here, not in every trial
+        if problems:
+            raise SweepError(problems)
         return PreparedSweep(spec, upf_lines, priors, None)
     base = load_base(spec)
     upf_lines = [_resolved_line(line, base.known, spec.upf) for line in upf_lines]
@@ -35,16 +39,19 @@ def prepare_sweep(spec: SweepSpec) -> PreparedSweep:
     raw = spec.raw if spec.objectives else {**spec.raw, "objective": {"metric": objectives[0].metric,
                                                                      "mode": objectives[0].mode}}
     spec = replace(spec, objectives=objectives, raw=raw)
-    if spec.searcher_name == "upf":
-        points = [(f"{spec.upf}, line {line.line} (id {line.id})", {**constants(spec.space), **line.params})
-                  for line in upf_lines]
-    elif spec.searcher_name == "grid":
-        points = [(f"grid point {i}", {**constants(spec.space), **p}) for i, p in enumerate(grid_points(spec.space))]
-    else:
-        points = [(f"space ({', '.join(f'{k}={v!r}' for k, v in p.items()) or 'constants'})",
-                   {**constants(spec.space), **p}) for p in corner_points(spec.space)]
-    check_points(base, points)
+    check_points(base, _points(spec, upf_lines))
     return PreparedSweep(spec, upf_lines, priors, base.opts)
+
+
+def _points(spec: SweepSpec, upf_lines: list[UpfLine]) -> list[tuple[str, dict]]:
+    """(where, params) of every trial a upf or grid sweep plans, or of the space's corners for a search."""
+    if spec.searcher_name == "upf":
+        return [(f"{spec.upf}, line {line.line} (id {line.id})", {**constants(spec.space), **line.params})
+                for line in upf_lines]
+    if spec.searcher_name == "grid":
+        return [(f"grid point {i}", {**constants(spec.space), **p}) for i, p in enumerate(grid_points(spec.space))]
+    return [(f"space ({', '.join(f'{k}={v!r}' for k, v in p.items()) or 'constants'})",
+             {**constants(spec.space), **p}) for p in corner_points(spec.space)]
 
 
 def resumed_sweep(spec: SweepSpec) -> PreparedSweep | None:

@@ -173,7 +173,7 @@ def parse_spec(data: dict, root: str, origin: str = "the spec") -> SweepSpec:
     searcher = _parse_searcher(raw.setdefault("searcher", {"name": "tpe"}), origin, problems)
     objectives, reduce = _parse_objective(raw.get("objective"), origin, problems)
     try:
-        space = parse_space(raw.get("space"), f"{origin}: space", dotted=not raw.get("script"))
+        space = parse_space(_space_of(raw, root, origin), f"{origin}: space", dotted=not raw.get("script"))
     except SweepError as err:
         problems.extend(err.problems)
         space = []
@@ -208,6 +208,19 @@ def parse_spec(data: dict, root: str, origin: str = "the spec") -> SweepSpec:
                      objectives=objectives, reduce=reduce, searcher=searcher, space=space, upf=raw.get("upf"),
                      restart_file=raw.get("restart_file"), trial_program=program, slots_per_trial=slots,
                      storage=storage, max_restarts=max_restarts, log_policies=log_policies)
+
+
+def _space_of(raw: dict, root: str, origin: str) -> Any:
+    """The spec's `space`: a mapping, or the path of Supervisor's mlrMBO parameter-set file (R), read here."""
+    space = raw.get("space")
+    if not isinstance(space, str):
+        return space
+    if not space.endswith(".R"):
+        raise SweepError(f"{origin}: space {space!r}: give a mapping of parameters, or an mlrMBO parameter-set "
+                         "file (.R)")
+    raw["space"] = os.path.normpath(os.path.join(root, space))
+    from playground.sweeps.inputs.mlrmbo_params import read_param_set
+    return read_param_set(raw["space"])
 
 
 def _parse_searcher(searcher: Any, origin: str, problems: list[str]) -> dict:
