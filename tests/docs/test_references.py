@@ -123,6 +123,10 @@ def unknown_options(page: Path, top: argparse.ArgumentParser, text: str | None =
         if actions and len(words) > 1 and words[1] in actions:
             parser = actions[words[1]]
         known = option_strings(parser)
+        if any(action.nargs == argparse.REMAINDER for action in parser._actions):
+            # `playground candle SCRIPT --epochs 3`: what follows the script is the script's own command line
+            script = next((i for i, word in enumerate(words) if word.endswith(".py")), len(words))
+            words = words[:script + 1]
         unknown += [f"{where(page, text, m.start(1))}: playground {' '.join(words[:2])} ... {option.group(1)}"
                     for word in words if (option := re.match(r"\[?(--[\w-]+)", word))
                     and option.group(1) not in known]
