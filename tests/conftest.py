@@ -48,3 +48,22 @@ def opts_file(tmp_path):
         path.write_text(json.dumps({"opts": opts}))
         return str(path)
     return write
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster():
+    """A Slurm cluster of two nodes (n1, n2) on this host for the whole session (tests/slurm_cluster.py); the tests
+    that use it are skipped, with the reason, only where its daemons cannot start."""
+    from tests.slurm_cluster import SlurmCluster, skip_reason
+    reason = skip_reason()
+    if reason:
+        pytest.skip(reason)
+    cluster = SlurmCluster()
+    try:
+        try:
+            cluster.start()
+        except (RuntimeError, OSError, subprocess.SubprocessError) as err:
+            pytest.skip(f"the Slurm daemons did not start: {err}")
+        yield cluster
+    finally:
+        cluster.stop()
