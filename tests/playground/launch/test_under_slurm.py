@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -39,24 +40,105 @@ def srun_command(run: RunFolder, *extra: str) -> list[str]:
             str(run.dir), *extra]
 
 
-def test_two_ranks_started_by_srun_end_bitwise_equal_to_the_built_in_launcher(slurm_cluster, tmp_path, uninterrupted):
+def test_two_ranks_started_by_srun_end_bitwise_equal_to_the_built_in_launcher(slurm_cluster, tmp_path):
     if not slurm_cluster.names_resolve:
         pytest.skip("the node names n1, n2 do not resolve inside jobs (no unshare -m): env rendezvous cannot meet")
-    run = RunFolder(tmp_path, "srun2", checkpoint_opts(ranks=2), env=UNHINDERED)   # rendezvous_env, no MASTER_ADDR
-    done = subprocess.run(["srun", "-N2", "-n2", "-c1", *srun_command(run)], env=run_env(run, slurm_cluster),
-                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
-    assert done.returncode == 0, done.stderr
-    assert_same_training_state(run.checkpoint(), uninterrupted(2).run.checkpoint())
-    assert_same_records(run, uninterrupted(2).run)
+    # both in allocations of 2 cores, so each rank has 1 thread: the thread count changes a sum's last bits
+    srun = RunFolder(tmp_path, "srun2", checkpoint_opts(ranks=2), env=UNHINDERED)   # rendezvous_env, no MASTER_ADDR
+    spawned = RunFolder(tmp_path, "spawned2", checkpoint_opts(ranks=2), env=UNHINDERED)
+    started = [subprocess.Popen(["srun", *layout, *srun_command(run)], env=run_env(run, slurm_cluster), text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+               for layout, run in ((["-N2", "-n2", "-c1"], srun), (["-N1", "-n1", "-c2"], spawned))]
+    for process in started:
+        _, stderr = process.communicate(timeout=300)
+        assert process.returncode == 0, stderr
+    assert sorted(srun.rank_pids()) == [0, 1]   # each srun task trained as one rank
+    assert_same_training_state(srun.checkpoint(), spawned.checkpoint())
+    assert_same_records(srun, spawned)
 
 
 def test_srun_with_more_tasks_than_the_opts_have_ranks_refuses_before_training(slurm_cluster, tmp_path):
     run = RunFolder(tmp_path, "twice", checkpoint_opts(ranks=1), env=UNHINDERED)
-    for extra in ((), ("--dry-run",)):
-        done = subprocess.run(["srun", "-N1", "-n2", "-c1", *srun_command(run, *extra)], env=run_env(run, slurm_cluster),
-                              capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
-        assert done.returncode == 2, done.stderr
-        assert done.stderr.count("playground: error: Slurm started 2 tasks (SLURM_NTASKS=2") == 2, done.stderr
-        assert "num_shards 1 x distributed.num_cpus 1 = 1 rank(s)" in done.stderr
-        assert "Traceback" not in done.stderr
+    started = [subprocess.Popen(["srun", "-N1", "-n2", "-c1", *srun_command(run, *extra)], text=True,
+                                env=run_env(run, slurm_cluster), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL) for extra in ((), ("--dry-run",))]
+    for process in started:
+        _, stderr = process.communicate(timeout=300)
+        assert process.returncode == 2, stderr
+        assert stderr.count("playground: error: Slurm started 2 tasks (SLURM_NTASKS=2") == 2, stderr
+        assert "num_shards 1 x distributed.num_cpus 1 = 1 rank(s)" in stderr
+        assert "Traceback" not in stderr
     assert not (run.dir / "metrics.jsonl").exists() and not (run.dir / "checkpoints").exists()
+
+
+# The two ways users write a batch script that survives its time limit (docs/checkpoints.md, Slurm), as run here:
+# python under srun gets the job step's --signal; python started by the batch shell only through the shell's trap.
+# The first attempt sleeps in every iteration so the signal lands inside training; the requeued one runs at speed.
+SCRIPT_HEAD = """#!/bin/bash
+#SBATCH --time=1 --ntasks=1 --cpus-per-task=1 --open-mode=append --output={log}
+#SBATCH {signal}
+[ "${{SLURM_RESTART_COUNT:-0}}" -gt 0 ] && export PLAYGROUND_TEST_ITER_SLEEP=0   # the test's, not the recipe's
+"""
+RECIPES = {
+    "srun": ("--signal=TERM@{warn}", """
+srun {command}
+if [ $? -eq 75 ]; then scontrol requeue "$SLURM_JOB_ID"; fi
+"""),
+    "batch_shell": ("--signal=B:TERM@{warn}", """
+trap 'kill -TERM "$pid"' TERM
+{command} &
+pid=$!
+wait "$pid"; code=$?
+if [ $code -gt 128 ] && kill -0 "$pid" 2>/dev/null; then wait "$pid"; code=$?; fi   # the trap ran: wait again
+if [ $code -eq 75 ]; then scontrol requeue "$SLURM_JOB_ID"; fi
+"""),
+}
+WARN_S = 50           # the signal comes when the 60 s limit has <= 50 s left, at slurmctld's next check
+ITER_SLEEP = "1.0"    # 48 iterations: the first attempt trains for about 50 s, through the signal
+
+
+@pytest.fixture(scope="module")
+def requeued_runs(slurm_cluster, tmp_path_factory):
+    """Both recipes submitted at once (1 CPU each) and driven to the end (a requeued job waits out Slurm's requeue
+    delay unless its StartTime is moved to now), beside an uninterrupted run by srun. (uninterrupted RunFolder,
+    name -> (scontrol fields at the end, RunFolder, job log))."""
+    jobs = {}
+    for name, (signal_line, body) in RECIPES.items():
+        folder = tmp_path_factory.mktemp(f"requeue-{name}")
+        run = RunFolder(folder, "run", checkpoint_opts(), env={"PLAYGROUND_TEST_ITER_SLEEP": ITER_SLEEP})
+        log = folder / "job.log"
+        script = folder / "job.sbatch"
+        script.write_text(SCRIPT_HEAD.format(log=log, signal=signal_line.format(warn=WARN_S))
+                          + body.format(command=" ".join(srun_command(run))))
+        done = subprocess.run(["sbatch", "--parsable", f"--chdir={folder}", str(script)],
+                              env=run_env(run, slurm_cluster), capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        jobs[name] = (done.stdout.strip().split(";")[0], run, log)
+    # the uninterrupted run, in an allocation of the same size (the thread count changes a sum's last bits)
+    whole = RunFolder(tmp_path_factory.mktemp("requeue-whole"), "run", checkpoint_opts(), env=UNHINDERED)
+    reference = subprocess.Popen(["srun", "-n1", "-c1", *srun_command(whole)], env=run_env(whole, slurm_cluster),
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 400
+    ended: dict[str, dict] = {}
+    while len(ended) < len(jobs) and time.monotonic() < deadline:
+        for name, (job_id, run, log) in jobs.items():
+            fields = slurm_cluster.job(job_id)
+            if fields["JobState"] == "PENDING" and int(fields.get("Restarts", 0)) > 0:
+                slurm_cluster.scontrol("update", f"JobId={job_id}", "StartTime=now")
+            elif fields["JobState"] not in ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED"):
+                ended[name] = fields
+        time.sleep(1)
+    _, stderr = reference.communicate(timeout=300)
+    assert reference.returncode == 0, stderr
+    return whole, {name: (ended.get(name) or slurm_cluster.job(job_id), run, log.read_text() if log.exists() else "")
+                   for name, (job_id, run, log) in jobs.items()}
+
+
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+def test_the_time_limit_requeue_recipe_ends_bitwise_equal_to_an_uninterrupted_run(recipe, requeued_runs):
+    whole, runs = requeued_runs
+    fields, run, log = runs[recipe]
+    assert (fields["JobState"], fields["ExitCode"], fields["Restarts"]) == ("COMPLETED", "0:0", "1"), log
+    assert "stopped by SIGTERM; a checkpoint was written" in log and "run finished:" in log, log
+    assert_same_training_state(run.checkpoint(), whole.checkpoint())
+    assert_same_records(run, whole)
