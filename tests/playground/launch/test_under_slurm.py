@@ -142,3 +142,31 @@ def test_the_time_limit_requeue_recipe_ends_bitwise_equal_to_an_uninterrupted_ru
     assert "stopped by SIGTERM; a checkpoint was written" in log and "run finished:" in log, log
     assert_same_training_state(run.checkpoint(), whole.checkpoint())
     assert_same_records(run, whole)
+
+
+def wait_for_job(cluster, job_id: str, timeout: float = 300) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        fields = cluster.job(job_id)
+        if fields["JobState"] not in ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING"):
+            return fields
+        time.sleep(0.5)
+    raise TimeoutError(f"job {job_id} still {fields['JobState']} after {timeout} s")
+
+
+def test_a_submitted_run_trains_its_ranks_as_srun_tasks_on_both_nodes(slurm_cluster, tmp_path):
+    if not slurm_cluster.names_resolve:
+        pytest.skip("the node names n1, n2 do not resolve inside jobs (no unshare -m): env rendezvous cannot meet")
+    opts = checkpoint_opts(ranks=2)
+    opts["distributed"].update(num_shards=2, num_cpus=1)   # one rank per node
+    run = RunFolder(tmp_path, "submitted", opts, env=UNHINDERED)
+    done = subprocess.run([sys.executable, "-m", "playground", "submit", "--parameters-file", str(run.opts_path),
+                           "--run-dir", str(run.dir), "--sbatch-arg=--time=5"], cwd=tmp_path,
+                          env=run_env(run, slurm_cluster), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    job_id = done.stdout.strip()
+    fields = wait_for_job(slurm_cluster, job_id)
+    log = (run.dir / "slurm" / f"job-{job_id}.log").read_text()
+    assert (fields["JobState"], fields["ExitCode"], fields["NodeList"]) == ("COMPLETED", "0:0", "n[1-2]"), log
+    assert sorted(run.rank_pids()) == [0, 1] and "run finished:" in log
+    assert len(run.records()) == run.results()["records"]   # rank 0 alone wrote, once
