@@ -67,3 +67,22 @@ def slurm_cluster():
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def two_hosts():
+    """Two hosts with their own names and addresses, made of network namespaces (tests/separate_hosts.py); the
+    tests that use them are skipped, with the reason, only where the namespaces cannot be made."""
+    from tests.separate_hosts import TwoHosts, skip_reason
+    reason = skip_reason()
+    if reason:
+        pytest.skip(reason)
+    hosts = TwoHosts()
+    try:
+        try:
+            hosts.start()
+        except (RuntimeError, OSError, subprocess.SubprocessError) as err:
+            pytest.skip(f"the network namespaces could not be made: {err}")
+        yield hosts
+    finally:
+        hosts.stop()
