@@ -50,23 +50,30 @@ def opts_file(tmp_path):
     return write
 
 
+
+def _started(make, skip_reason, failure: str):
+    """Yield `make()` started, stopping it afterwards; skip with the reason where it cannot be (a session fixture's
+    body: `yield from _started(...)`)."""
+    reason = skip_reason()
+    if reason:
+        pytest.skip(reason)
+    thing = make()
+    try:
+        try:
+            thing.start()
+        except (RuntimeError, OSError, subprocess.SubprocessError) as err:
+            pytest.skip(f"{failure}: {err}")
+        yield thing
+    finally:
+        thing.stop()
+
+
 @pytest.fixture(scope="session")
 def slurm_cluster():
     """A Slurm cluster of two nodes (n1, n2) on this host for the whole session (tests/slurm_cluster.py); the tests
     that use it are skipped, with the reason, only where its daemons cannot start."""
     from tests.slurm_cluster import SlurmCluster, skip_reason
-    reason = skip_reason()
-    if reason:
-        pytest.skip(reason)
-    cluster = SlurmCluster()
-    try:
-        try:
-            cluster.start()
-        except (RuntimeError, OSError, subprocess.SubprocessError) as err:
-            pytest.skip(f"the Slurm daemons did not start: {err}")
-        yield cluster
-    finally:
-        cluster.stop()
+    yield from _started(SlurmCluster, skip_reason, "the Slurm daemons did not start")
 
 
 @pytest.fixture(scope="session")
@@ -74,15 +81,4 @@ def two_hosts():
     """Two hosts with their own names and addresses, made of network namespaces (tests/separate_hosts.py); the
     tests that use them are skipped, with the reason, only where the namespaces cannot be made."""
     from tests.separate_hosts import TwoHosts, skip_reason
-    reason = skip_reason()
-    if reason:
-        pytest.skip(reason)
-    hosts = TwoHosts()
-    try:
-        try:
-            hosts.start()
-        except (RuntimeError, OSError, subprocess.SubprocessError) as err:
-            pytest.skip(f"the network namespaces could not be made: {err}")
-        yield hosts
-    finally:
-        hosts.stop()
+    yield from _started(TwoHosts, skip_reason, "the network namespaces could not be made")

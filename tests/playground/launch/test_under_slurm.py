@@ -93,8 +93,10 @@ if [ $code -gt 128 ] && kill -0 "$pid" 2>/dev/null; then wait "$pid"; code=$?; f
 if [ $code -eq 75 ]; then scontrol requeue "$SLURM_JOB_ID"; fi
 """),
 }
-WARN_S = 50           # the signal comes when the 60 s limit has <= 50 s left, at slurmctld's next check
-ITER_SLEEP = "1.0"    # 48 iterations: the first attempt trains for about 50 s, through the signal
+# slurmctld checks time limits every 30 s: the signal comes 30-60 s into the job (well after python has started
+# and installed its handler), the limit's kill 30 s later.
+WARN_S = 30
+ITER_SLEEP = "1.4"    # 48 iterations: the first attempt would train for about 70 s, through the signal
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +140,7 @@ def requeued_runs(slurm_cluster, tmp_path_factory):
 def test_the_time_limit_requeue_recipe_ends_bitwise_equal_to_an_uninterrupted_run(recipe, requeued_runs):
     whole, runs = requeued_runs
     fields, run, log = runs[recipe]
-    assert (fields["JobState"], fields["ExitCode"], fields["Restarts"]) == ("COMPLETED", "0:0", "1"), log
+    assert (fields["JobState"], fields["ExitCode"], fields["Restarts"]) == ("COMPLETED", "0:0", "1"), (fields, log)
     assert "stopped by SIGTERM; a checkpoint was written" in log and "run finished:" in log, log
     assert_same_training_state(run.checkpoint(), whole.checkpoint())
     assert_same_records(run, whole)
