@@ -72,7 +72,7 @@ def thread_counts(opts: dict, topology: Topology, env: Mapping[str, str] | None 
     """(intra-op, inter-op) threads for each process; None leaves torch's choice. The opts win over CANDLE's
     NUM_INTRA_THREADS / NUM_INTER_THREADS; a CPU rank otherwise gets its share of the cores allocated to it
     (affinity mask, SLURM_CPUS_PER_TASK): the ranks this process spawns (or torchrun's on one host) share them,
-    a rank that Slurm started as its own task has its task's."""
+    a rank alone in its allocation (one process, or a task that srun started) has them all."""
     env = os.environ if env is None else env
     dist = opts["distributed"]
     intra, inter = dist.get("num_intra_threads"), dist.get("num_inter_threads")
@@ -82,7 +82,9 @@ def thread_counts(opts: dict, topology: Topology, env: Mapping[str, str] | None 
         inter = int(env["NUM_INTER_THREADS"]) or None
     if intra is None and topology.device_type == "cpu":
         sharing = 1 if topology.launcher == "slurm" else topology.devices_per_host
-        intra = max(1, allocated_cpus(env) // sharing)
+        cores = allocated_cpus(env)
+        if sharing > 1 or cores < allocated_cpus({}):   # alone: torch's default follows the mask, not Slurm's cap
+            intra = max(1, cores // sharing)
     return intra, inter
 
 
