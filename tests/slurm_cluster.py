@@ -7,10 +7,11 @@ the machine (or another test session's) is untouched. Clients find the cluster t
 that both resolve to it (`localhost` and the host name), each slurmd started with `-N name` on its own port, so
 the first node of a job's node list is an address a rank can reach. Runs as root (slurmd starts jobs as their
 users); `skip_reason()` says why it cannot start. `stop()` ends the daemons by their pid files, cancelling jobs
-first, and removes the folder.
+first, and removes the folder and the cgroups slurmd made.
 """
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import signal
@@ -165,6 +166,13 @@ class SlurmCluster:
         _end_all(pid_files)
         _end_all([self.path("munge", "munged.pid")])
         shutil.rmtree(self.folder, ignore_errors=True)
+        for name in self.nodes:   # the emptied cgroups slurmd made (rmdir: never one still in use)
+            for top in glob.glob(f"/sys/fs/cgroup/*/slurm_{name}"):
+                for folder, _, _ in sorted(os.walk(top), key=lambda entry: -entry[0].count("/")):
+                    try:
+                        os.rmdir(folder)
+                    except OSError:
+                        pass
 
 
 def _end_all(pid_files: list[str], wait_s: float = 10.0) -> None:
