@@ -4,17 +4,24 @@ Marked slow; skipped with the reason only where the daemons cannot start (no slu
 """
 from __future__ import annotations
 
+import glob
+import json
+import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
+import torch
 
 from tests.conftest import REPO
 from tests.playground.checkpoints.interrupted_runs import (UNHINDERED, RunFolder, assert_same_records,
                                                            assert_same_training_state, checkpoint_opts)
 
 pytestmark = pytest.mark.slow
+ENDED = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY", "BOOT_FAIL",
+         "DEADLINE"}   # Slurm's final job states (others: PENDING, RUNNING, SIGNALING, COMPLETING, REQUEUED, ...)
 
 
 def srun(cluster, *args: str, timeout: float = 300, cwd=None, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -75,7 +82,7 @@ def test_srun_with_more_tasks_than_the_opts_have_ranks_refuses_before_training(s
 # python under srun gets the job step's --signal; python started by the batch shell only through the shell's trap.
 # The first attempt sleeps in every iteration so the signal lands inside training; the requeued one runs at speed.
 SCRIPT_HEAD = """#!/bin/bash
-#SBATCH --time=1 --ntasks=1 --cpus-per-task=1 --open-mode=append --output={log}
+#SBATCH --time=2 --ntasks=1 --cpus-per-task=1 --open-mode=append --output={log}
 #SBATCH {signal}
 [ "${{SLURM_RESTART_COUNT:-0}}" -gt 0 ] && export PLAYGROUND_TEST_ITER_SLEEP=0   # the test's, not the recipe's
 """
@@ -93,9 +100,10 @@ if [ $code -gt 128 ] && kill -0 "$pid" 2>/dev/null; then wait "$pid"; code=$?; f
 if [ $code -eq 75 ]; then scontrol requeue "$SLURM_JOB_ID"; fi
 """),
 }
-# slurmctld checks time limits every 30 s: the signal comes 30-60 s into the job (well after python has started
-# and installed its handler), the limit's kill 30 s later.
-WARN_S = 30
+# slurmctld sends the signal at its first time-limit check (every 30 s) that finds <= WARN_S + 30 s left: with a
+# 2-minute limit 30-60 s into the job (measured: 45-57 s), well after python has installed its handler; with a
+# 1-minute limit it came at the first check, which can fall inside python's start-up and kill it.
+WARN_S = 60
 ITER_SLEEP = "1.4"    # 48 iterations: the first attempt would train for about 70 s, through the signal
 
 
@@ -127,7 +135,7 @@ def requeued_runs(slurm_cluster, tmp_path_factory):
             fields = slurm_cluster.job(job_id)
             if fields["JobState"] == "PENDING" and int(fields.get("Restarts", 0)) > 0:
                 slurm_cluster.scontrol("update", f"JobId={job_id}", "StartTime=now")
-            elif fields["JobState"] not in ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED"):
+            elif fields["JobState"] in ENDED:
                 ended[name] = fields
         time.sleep(1)
     _, stderr = reference.communicate(timeout=300)
@@ -150,7 +158,7 @@ def wait_for_job(cluster, job_id: str, timeout: float = 300) -> dict:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         fields = cluster.job(job_id)
-        if fields["JobState"] not in ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING"):
+        if fields["JobState"] in ENDED:
             return fields
         time.sleep(0.5)
     raise TimeoutError(f"job {job_id} still {fields['JobState']} after {timeout} s")
@@ -172,3 +180,52 @@ def test_a_submitted_run_trains_its_ranks_as_srun_tasks_on_both_nodes(slurm_clus
     assert (fields["JobState"], fields["ExitCode"], fields["NodeList"]) == ("COMPLETED", "0:0", "n[1-2]"), log
     assert sorted(run.rank_pids()) == [0, 1] and "run finished:" in log
     assert len(run.records()) == run.results()["records"]   # rank 0 alone wrote, once
+
+
+def test_a_sweep_array_with_one_agent_cancelled_mid_trial_ends_complete_and_its_trial_bitwise(slurm_cluster,
+                                                                                              tmp_path):
+    """`sweep submit --slurm` of 2 agents; one array task scancel'ed while both train: its trial checkpoints,
+    exits 75 and is released, the other agent finishes it and the rest of the budget, exactly."""
+    base = RunFolder(tmp_path, "base", checkpoint_opts(), env={"PLAYGROUND_TEST_ITER_SLEEP": "0.1"})
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"name": "cancel", "base": base.opts_path.name,
+                                "objective": {"metric": "test_loss", "mode": "min"}, "searcher": {"name": "grid"},
+                                "space": {"model_param.base_learning_rate": {"type": "categorical",
+                                                                             "vals": [0.1, 0.05, 0.02]}}}))
+    sweep = tmp_path / "sweep"
+    done = subprocess.run([sys.executable, "-m", "playground", "sweep", "submit", str(sweep), "--spec", str(spec),
+                           "--slurm", "--agents", "2"], cwd=tmp_path, env=run_env(base, slurm_cluster),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    job_id = done.stdout.strip()
+    trials = sweep / "trials"
+    deadline = time.monotonic() + 180
+    while len(glob.glob(str(trials / "*" / "training.rank0.*"))) < 2:   # both agents are training a trial
+        assert time.monotonic() < deadline, slurm_cluster.logs()
+        time.sleep(0.05)
+    subprocess.run(["scancel", f"{job_id}_1"], env=slurm_cluster.env, check=True, timeout=60)
+
+    def stopped() -> list[Path]:   # the cancelled agent's trial: it wrote a preemption checkpoint
+        return [p.parent.parent for p in trials.glob("*/checkpoints/ckpt.log") if "preemption" in p.read_text()]
+    while not stopped():
+        assert time.monotonic() < deadline, slurm_cluster.logs()
+        time.sleep(0.1)
+    trial = stopped()[0]
+    # the same trial uninterrupted, meanwhile, in an allocation of the same size (threads change a sum's last bits)
+    whole = subprocess.Popen(["srun", "-n1", "-c1", sys.executable, str(REPO / "AnyExpOnTerm.py"), "--parameters-file",
+                              str(trial / "opts.json"), "--run-dir", str(tmp_path / "whole")],
+                             env={**run_env(base, slurm_cluster), **UNHINDERED}, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+    for task in (0, 1):
+        wait_for_job(slurm_cluster, f"{job_id}_{task}", timeout=400)
+    logs = "\n".join(p.read_text() for p in (sweep / "slurm").glob("agent-*.log"))
+    states = {p.parent.name: json.loads(p.read_text())["state"] for p in trials.glob("*/trial.json")}
+    assert states == {"t0000": "complete", "t0001": "complete", "t0002": "complete"}, logs   # the budget, exactly
+    assert stopped() == [trial], logs   # one trial was stopped, and continued by the other agent
+    _, stderr = whole.communicate(timeout=300)
+    assert whole.returncode == 0, stderr
+    assert_same_training_state(last_checkpoint(trial), last_checkpoint(tmp_path / "whole"))
+
+
+def last_checkpoint(run_dir: Path) -> dict:
+    return torch.load(os.path.realpath(run_dir / "checkpoints" / "last"), weights_only=True)
