@@ -150,6 +150,22 @@ class SlurmCluster:
             fields.setdefault(key, value)
         return fields
 
+    def _step_daemons(self) -> list[int]:
+        """slurmstepd processes of this cluster still there (its environment names our slurm.conf): a requeued
+        job's first attempt can leave its step daemons waiting (seen under gVisor) after slurmd is gone."""
+        found = []
+        for entry in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{entry}/comm", encoding="utf-8") as handle:
+                    if handle.read().strip() != "slurmstepd":
+                        continue
+                with open(f"/proc/{entry}/environ", "rb") as handle:
+                    if f"SLURM_CONF={self.conf}".encode() in handle.read().split(b"\0"):
+                        found.append(int(entry))
+            except (OSError, ValueError):
+                continue
+        return found
+
     def logs(self) -> str:
         parts = []
         for name in sorted(os.listdir(self.folder)) if os.path.isdir(self.folder) else []:
@@ -164,6 +180,7 @@ class SlurmCluster:
                            timeout=30)
         pid_files = [self.path(f"slurmd-{name}.pid") for name in self.nodes] + [self.path("slurmctld.pid")]
         _end_all(pid_files)
+        _end_pids(self._step_daemons(), wait_s=2.0)
         _end_all([self.path("munge", "munged.pid")])
         shutil.rmtree(self.folder, ignore_errors=True)
         for name in self.nodes:   # the emptied cgroups slurmd made (rmdir: never one still in use)
@@ -184,13 +201,18 @@ def _end_all(pid_files: list[str], wait_s: float = 10.0) -> None:
                 pids.append(int(handle.read().strip()))
         except (OSError, ValueError):
             continue
+    _end_pids(pids, wait_s)
+
+
+def _end_pids(pids: list[int], wait_s: float) -> None:
     for pid in pids:
         _signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
         time.sleep(0.1)
     for pid in pids:
-        _signal(pid, signal.SIGKILL)
+        if _alive(pid):
+            _signal(pid, signal.SIGKILL)
 
 
 def _alive(pid: int) -> bool:

@@ -148,7 +148,8 @@ def requeued_runs(slurm_cluster, tmp_path_factory):
 def test_the_time_limit_requeue_recipe_ends_bitwise_equal_to_an_uninterrupted_run(recipe, requeued_runs):
     whole, runs = requeued_runs
     fields, run, log = runs[recipe]
-    assert (fields["JobState"], fields["ExitCode"], fields["Restarts"]) == ("COMPLETED", "0:0", "1"), (fields, log)
+    said = " ".join(f"{k}={fields.get(k)}" for k in ("JobState", "Reason", "ExitCode", "Restarts", "RunTime"))
+    assert (fields["JobState"], fields["ExitCode"], fields["Restarts"]) == ("COMPLETED", "0:0", "1"), f"{said}\n{log}"
     assert "stopped by SIGTERM; a checkpoint was written" in log and "run finished:" in log, log
     assert_same_training_state(run.checkpoint(), whole.checkpoint())
     assert_same_records(run, whole)
