@@ -49,6 +49,7 @@ _EXPORTS = {
     "fresh_attempt_store": "playground.distribution.rendezvous",
     "run_id": "playground.distribution.rendezvous",
     "RendezvousError": "playground.distribution.rendezvous",
+    "rendezvous_defaults": "playground.distribution.slurm_env",   # MASTER_ADDR/MASTER_PORT inside a Slurm job
     # data: the seeded training order (a hand-written loop can visit samples as runs do), image LMDBs (docs/data.md)
     "pass_permutation": "playground.data.batch_stream",
     "LmdbImageDataset": "playground.data.images.lmdb_dataset",

@@ -13,6 +13,8 @@ from typing import NoReturn
 # name -> (module under playground.commands, one-line help)
 COMMANDS = {
     "run": ("run", "train one experiment from an opts blob (same as python AnyExpOnTerm.py)"),
+    "submit": ("submit", "submit one run to Slurm: its sbatch script (srun, one task per rank, requeued at the "
+                         "time limit), written under the run folder"),
     "schema": ("schema", "print the JSON Schema (or the Markdown reference) of the opts"),
     "components": ("components", "list every registered component with its kind and description"),
     "eval": ("eval", "evaluate a checkpoint or a run's last one: one full test pass, metrics printed and in eval.json"),

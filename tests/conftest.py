@@ -48,3 +48,37 @@ def opts_file(tmp_path):
         path.write_text(json.dumps({"opts": opts}))
         return str(path)
     return write
+
+
+
+def _started(make, skip_reason, failure: str):
+    """Yield `make()` started, stopping it afterwards; skip with the reason where it cannot be (a session fixture's
+    body: `yield from _started(...)`)."""
+    reason = skip_reason()
+    if reason:
+        pytest.skip(reason)
+    thing = make()
+    try:
+        try:
+            thing.start()
+        except (RuntimeError, OSError, subprocess.SubprocessError) as err:
+            pytest.skip(f"{failure}: {err}")
+        yield thing
+    finally:
+        thing.stop()
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster():
+    """A Slurm cluster of two nodes (n1, n2) on this host for the whole session (tests/slurm_cluster.py); the tests
+    that use it are skipped, with the reason, only where its daemons cannot start."""
+    from tests.slurm_cluster import SlurmCluster, skip_reason
+    yield from _started(SlurmCluster, skip_reason, "the Slurm daemons did not start")
+
+
+@pytest.fixture(scope="session")
+def two_hosts():
+    """Two hosts with their own names and addresses, made of network namespaces (tests/separate_hosts.py); the
+    tests that use them are skipped, with the reason, only where the namespaces cannot be made."""
+    from tests.separate_hosts import TwoHosts, skip_reason
+    yield from _started(TwoHosts, skip_reason, "the network namespaces could not be made")

@@ -5,13 +5,17 @@ spawned), a Slurm step with one task per device (likewise: the global rank is SL
 which picks the device, SLURM_LOCALID, so block and cyclic task placement and several shards on one node all
 work), a Slurm step with one task per host (the task is the shard and spawns its devices), else the opts
 (`--shard-id` or `distributed.shard_id`, and this command spawns `num_gpus` or `num_cpus` processes). A
-spawned rank's global rank = shard_id * devices_per_host + local_rank.
+spawned rank's global rank = shard_id * devices_per_host + local_rank. A step of several tasks that fits neither
+Slurm layout is an OptsError (each task would train the whole run into one folder); slurm_env.py reads the step.
 """
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
 from typing import Mapping
+
+from playground.distribution import slurm_env
+from playground.options.layers import OptsError
 
 
 @dataclass(frozen=True)
@@ -72,9 +76,12 @@ def topology_from(opts: dict, env: Mapping[str, str] | None = None) -> Topology:
         local_world = int(env.get("LOCAL_WORLD_SIZE", world))
         return make(local_world, max(1, world // local_world), rank // local_world, "torchrun", rank,
                     int(env.get("LOCAL_RANK", rank % local_world)))
-    slurm = _slurm_step(env)
+    slurm = slurm_env.step(env)
     if slurm is not None:
-        tasks, proc_id, local_id, node_id = slurm
+        problem = slurm_env.layout_problem(slurm, per_host, dist["num_shards"], "num_gpus" if cuda else "num_cpus")
+        if problem:
+            raise OptsError(problem)
+        tasks, proc_id, local_id = slurm.tasks, slurm.proc_id, slurm.local_id
         if tasks == per_host * dist["num_shards"] and tasks > 1:
             return make(per_host, dist["num_shards"], proc_id // per_host, "slurm", proc_id, local_id)
         if tasks == dist["num_shards"] and tasks > 1:
@@ -82,13 +89,3 @@ def topology_from(opts: dict, env: Mapping[str, str] | None = None) -> Topology:
     shard = dist.get("shard_id", 0)
     return make(per_host, dist["num_shards"], shard, "spawn" if per_host > 1 else "single")
 
-
-def _slurm_step(env: Mapping[str, str]) -> tuple[int, int, int, int] | None:
-    """(tasks, proc id, local id, node id) inside an srun step; None in a batch script or outside Slurm."""
-    step = env.get("SLURM_STEP_ID", env.get("SLURM_STEPID"))
-    if step is None or "SLURM_PROCID" not in env or "SLURM_NTASKS" not in env:
-        return None
-    if step in ("4294967294", "batch"):  # the batch script itself, not an srun step
-        return None
-    return (int(env["SLURM_NTASKS"]), int(env["SLURM_PROCID"]), int(env.get("SLURM_LOCALID", 0)),
-            int(env.get("SLURM_NODEID", 0)))

@@ -47,6 +47,8 @@ def launch(prepared, job: Job) -> int:
     if topology.spawns:
         return _spawn(prepared, job)
     code = _guarded(topology.given_local_rank or 0, prepared.resolved, prepared.run_dir, topology, job)
+    if code == 0:
+        _ignore_late_stop()   # the run's results are written: a SIGTERM now (srun's, a scheduler's) is too late
     _free_rank_objects()
     return code
 
@@ -95,14 +97,18 @@ def _rank_entry(local_rank: int, resolved: ResolvedOpts, run_dir: str, topology:
     # A rank that dies in native code (SIGSEGV, SIGABRT) prints the Python stack of each thread first.
     faulthandler.enable(all_threads=True)
     code = _guarded(local_rank, resolved, run_dir, topology, job, spawned=True)
-    # This rank is done; a stop signal forwarded late must not turn its exit code into "killed by SIGTERM".
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _ignore_late_stop()
     # The trainer is freed while the interpreter is whole (as _free_rank_objects explains), and this process,
     # which ends next, is spared the shutdown's collection over every object torch imported.
     freeze_for_exit()
     if code:
         sys.exit(code)
+
+
+def _ignore_late_stop() -> None:
+    """This rank is done; a stop signal that arrives late must not turn its exit code into "killed by SIGTERM"."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _free_rank_objects() -> None:

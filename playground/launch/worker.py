@@ -21,6 +21,7 @@ from playground.distribution.process_group import destroy_process_group, init_pr
 from playground.trainer.progress import wants_bar
 from playground.distribution.rank_failure import explain_peer_lost, is_peer_lost, leave_last_words
 from playground.distribution.run_context import RunContext
+from playground.distribution.slurm_env import allocated_cpus
 from playground.outputs.run_log import close_logging, setup_logging
 from playground.trainer.seeding import seed_everything
 from playground.distribution.topology import Topology
@@ -62,7 +63,9 @@ def run_rank(local_rank: int, resolved: ResolvedOpts, run_dir: str, topology: To
 
 def thread_counts(opts: dict, topology: Topology, env: Mapping[str, str] | None = None) -> tuple[int | None, int | None]:
     """(intra-op, inter-op) threads for each process; None leaves torch's choice. The opts win over CANDLE's
-    NUM_INTRA_THREADS / NUM_INTER_THREADS; CPU ranks on one host otherwise share its cores."""
+    NUM_INTRA_THREADS / NUM_INTER_THREADS; a CPU rank otherwise gets its share of the cores allocated to it
+    (affinity mask, SLURM_CPUS_PER_TASK): the ranks this process spawns (or torchrun's on one host) share them,
+    a rank alone in its allocation (one process, or a task that srun started) has them all."""
     env = os.environ if env is None else env
     dist = opts["distributed"]
     intra, inter = dist.get("num_intra_threads"), dist.get("num_inter_threads")
@@ -70,9 +73,11 @@ def thread_counts(opts: dict, topology: Topology, env: Mapping[str, str] | None 
         intra = int(env["NUM_INTRA_THREADS"]) or None
     if inter is None and env.get("NUM_INTER_THREADS", "").strip().isdigit():
         inter = int(env["NUM_INTER_THREADS"]) or None
-    if intra is None and topology.device_type == "cpu" and topology.devices_per_host > 1:
-        # CPU ranks share the host's cores instead of each starting one thread per core.
-        intra = max(1, (os.cpu_count() or 1) // topology.devices_per_host)
+    if intra is None and topology.device_type == "cpu":
+        sharing = 1 if topology.launcher == "slurm" else topology.devices_per_host
+        cores = allocated_cpus(env)
+        if sharing > 1 or cores < allocated_cpus({}):   # alone: torch's default follows the mask, not Slurm's cap
+            intra = max(1, cores // sharing)
     return intra, inter
 
 

@@ -184,7 +184,8 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
     _o("distributed.first_cpu_id", Int(0), help=INERT_NOTE, inert=True),
     _o("distributed.num_intra_threads", Nullable(Int(1)), None,
        help="Threads each process uses inside one operation (torch.set_num_threads); null: the environment's "
-            "NUM_INTRA_THREADS (CANDLE), else the host's cores divided by the CPU processes on it."),
+            "NUM_INTRA_THREADS (CANDLE), else for CPU processes the cores allocated to the command (affinity mask, "
+            "SLURM_CPUS_PER_TASK) divided by the processes it starts."),
     _o("distributed.num_inter_threads", Nullable(Int(1)), None,
        help="Threads each process uses to run independent operations (torch.set_num_interop_threads); null: "
             "the environment's NUM_INTER_THREADS (CANDLE), else torch's default."),
