@@ -14,6 +14,7 @@ The framework, one subpackage per part of the architecture:
     candle/        CANDLE benchmark scripts: parameter layering and the checkpoint helper
     restarts/      whether a failed attempt is run again (sweeps and --max-restarts), and the attempt records
     commands/      the `playground` command line (nothing else imports it)
+    processes/     exit codes, the user-error base class, the one supervisor of child processes
     api.py         the public surface components and scripts import
 
 Importing this package is cheap; heavy modules (torch, cv2, matplotlib) are imported where they are used.
@@ -46,6 +47,7 @@ _MOVED = {
     "plots": "outputs.plots", "run_log": "outputs.run_log", "run_records": "outputs.run_records",
     "run_summary": "outputs.run_summary", "atomic_files": "outputs.atomic_files",
     "batch_stream": "data.batch_stream", "demo": "commands.demo",
+    "restarts.child": "processes.supervisor",
 }
 
 

@@ -32,10 +32,11 @@ def main(args: argparse.Namespace) -> int:
     from playground.launch.predict import ENV
     from playground.options.registry import ComponentError
     from playground.launch.prepare import prepare
+    from playground.processes.exit_codes import EXIT_USAGE
 
     if not args.output.endswith((".npy", ".pt")):
         print(f"playground predict: error: --output {args.output}: name a .npy or .pt file", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     work_dir = tempfile.mkdtemp(prefix="playground-predict-")   # the rank's log; removed afterwards
     try:
         checkpoint, run_dir = find_checkpoint(args.source)
@@ -49,7 +50,7 @@ def main(args: argparse.Namespace) -> int:
     except (EvalError, OptsError, ComponentError) as err:
         print(f"playground predict: error: {err}", file=sys.stderr)
         shutil.rmtree(work_dir, ignore_errors=True)
-        return 2
+        return EXIT_USAGE
     from playground.launch.spawn import launch
     os.environ[ENV] = json.dumps({"checkpoint": checkpoint, "output": os.path.abspath(args.output)})
     try:

@@ -24,8 +24,10 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from playground.processes.exit_codes import UserError
 
-class ComponentError(LookupError):
+
+class ComponentError(UserError, LookupError):
     """A component name could not be resolved or does not provide what its opts key needs."""
 
 

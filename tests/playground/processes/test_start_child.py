@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from playground.restarts.child import start_child
+from playground.processes.supervisor import start_child
 
 
 def _gone(pid: int, seconds: float) -> bool:
@@ -28,7 +28,7 @@ def _gone(pid: int, seconds: float) -> bool:
 def test_the_child_is_the_command_itself_and_gets_sigterm_when_its_parent_is_killed(tmp_path):
     parent = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
         import subprocess, sys, time
-        from playground.restarts.child import start_child
+        from playground.processes.supervisor import start_child
         child = start_child([sys.executable, "-c", "import os, time; print(os.getpid(), flush=True); time.sleep(120)"],
                             stdout=subprocess.PIPE)
         reported = child.stdout.readline().decode().strip()
@@ -70,7 +70,7 @@ def test_children_of_a_process_whose_grpc_threads_are_busy_all_start(tmp_path):
         import subprocess, sys
         from concurrent import futures
         import grpc
-        from playground.restarts.child import start_child
+        from playground.processes.supervisor import start_child
         server = grpc.server(futures.ThreadPoolExecutor(2))
         port = server.add_insecure_port("127.0.0.1:0")
         server.start()
