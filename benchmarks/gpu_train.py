@@ -35,7 +35,7 @@ SEED, LR, MOMENTUM, WEIGHT_DECAY, CLASSES = 5, 0.1, 0.9, 1e-4, 10
 
 
 def spec(args: argparse.Namespace):
-    from playground.data.augment import AugmentSpec
+    from playground.data.images.augment import AugmentSpec
     return AugmentSpec(is_train=True, loadsize=256, imsize=224, scale_jitter_type=1, mirror=True)
 
 
@@ -62,7 +62,7 @@ def plain(args: argparse.Namespace) -> dict:
     import torch
     from torch.utils.data import DataLoader, Dataset
 
-    from playground.data.lmdb_dataset import LmdbImageDataset
+    from playground.data.images.lmdb_dataset import LmdbImageDataset
 
     torch.manual_seed(SEED)
     torch.backends.cudnn.benchmark = True

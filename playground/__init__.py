@@ -47,6 +47,14 @@ _MOVED = {
     "plots": "outputs.plots", "run_log": "outputs.run_log", "run_records": "outputs.run_records",
     "run_summary": "outputs.run_summary", "atomic_files": "outputs.atomic_files",
     "batch_stream": "data.batch_stream", "demo": "commands.demo",
+    # data/ split into records/ (LMDB files) and images/ (pixels) when it passed 15 modules
+    "data.record_format": "data.records.record_format", "data.caffe_datum": "data.records.caffe_datum",
+    "data.db_records": "data.records.db_records", "data.image_sources": "data.records.image_sources",
+    "data.lmdb_writer": "data.records.lmdb_writer", "data.lmdb_build": "data.records.lmdb_build",
+    "data.image_decode": "data.images.image_decode", "data.augment": "data.images.augment",
+    "data.sample_seeds": "data.images.sample_seeds", "data.color_augment": "data.images.color_augment",
+    "data.image_batch": "data.images.image_batch", "data.batch_ring": "data.images.batch_ring",
+    "data.gpu_decode": "data.images.gpu_decode", "data.lmdb_dataset": "data.images.lmdb_dataset",
     "restarts.child": "processes.supervisor",
 }
 

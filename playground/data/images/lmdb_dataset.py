@@ -23,13 +23,13 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
-from playground.data.augment import AugmentSpec, Plan, apply_plan, augment_into, plan_augment
-from playground.data.db_records import CAFFE, DbRecords, RecordReadError
-from playground.data.image_batch import (IMAGENET_MEAN, IMAGENET_STD, FilledBatch, ImageBatcher, ImageSample,
+from playground.data.images.augment import AugmentSpec, Plan, apply_plan, augment_into, plan_augment
+from playground.data.records.db_records import CAFFE, DbRecords, RecordReadError
+from playground.data.images.image_batch import (IMAGENET_MEAN, IMAGENET_STD, FilledBatch, ImageBatcher, ImageSample,
                                          SkippedRecord)
-from playground.data.image_decode import decode_pixels
-from playground.data.record_format import ENCODED, ImageRecord, RecordError
-from playground.data.sample_seeds import ReseededGenerator
+from playground.data.images.image_decode import decode_pixels
+from playground.data.records.record_format import ENCODED, ImageRecord, RecordError
+from playground.data.images.sample_seeds import ReseededGenerator
 
 T = TypeVar("T")
 
@@ -53,7 +53,7 @@ class LmdbImageDataset(Dataset):
         self.label_limit = label_limit   # input.num_classes: a label at or above it is an error (never skipped)
         self.gpu_decode = gpu_decode
         if gpu_decode:    # JPEGs travel encoded; the training process decodes them on its CUDA device
-            from playground.data.gpu_decode import GpuJpegBatcher
+            from playground.data.images.gpu_decode import GpuJpegBatcher
             self.collate_fn: ImageBatcher = GpuJpegBatcher(spec, seed, self.describe, channels, mean, std)
         else:
             self.collate_fn = ImageBatcher(channels, mean, std)
@@ -112,7 +112,7 @@ class LmdbImageDataset(Dataset):
 
     def _encoded(self, index: int, data_pass: int):
         """Record `index` for GPU decoding: a JPEG's bytes, or any other image decoded here (gpu_decode.py)."""
-        from playground.data.gpu_decode import EncodedSample, encoded_payload
+        from playground.data.images.gpu_decode import EncodedSample, encoded_payload
 
         def travel(record: ImageRecord) -> EncodedSample:
             payload = encoded_payload(record.payload) if record.encoding == ENCODED else None

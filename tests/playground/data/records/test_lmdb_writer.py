@@ -1,13 +1,13 @@
-"""Writing LMDBs: growing the map, and output that appears only when complete (playground/data/lmdb_writer.py)."""
+"""Writing LMDBs: growing the map, and output that appears only when complete (playground/data/records/lmdb_writer.py)."""
 from __future__ import annotations
 
 import os
 
 import pytest
 
-from playground.data.db_records import DbRecords
-from playground.data.lmdb_writer import LmdbWriter, staged_output
-from playground.data.record_format import ImageRecord
+from playground.data.records.db_records import DbRecords
+from playground.data.records.lmdb_writer import LmdbWriter, staged_output
+from playground.data.records.record_format import ImageRecord
 
 
 def test_the_map_grows_until_every_record_fits(tmp_path):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from playground.data.record_format import ENCODED, RAW_CHW_BGR, ImageRecord, RecordError
+from playground.data.records.record_format import ENCODED, RAW_CHW_BGR, ImageRecord, RecordError
 
 VARINT, FIXED64, LENGTH_DELIMITED, FIXED32 = 0, 1, 2, 5
 

@@ -17,9 +17,9 @@ from typing import Iterator
 import cv2
 import numpy as np
 
-from playground.data.image_sources import ImageSet, SourceError, SourceImage
-from playground.data.lmdb_writer import DEFAULT_MAP_SIZE, LmdbWriter, staged_output
-from playground.data.record_format import ENCODED, RAW_HWC, ImageRecord
+from playground.data.records.image_sources import ImageSet, SourceError, SourceImage
+from playground.data.records.lmdb_writer import DEFAULT_MAP_SIZE, LmdbWriter, staged_output
+from playground.data.records.record_format import ENCODED, RAW_HWC, ImageRecord
 from playground.processes.supervisor import worker_pool
 
 IMAGE_FORMATS = ("keep", "jpg", "png", "raw")

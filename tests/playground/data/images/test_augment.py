@@ -1,10 +1,10 @@
-"""Crops, resizing, mirror and colour noise, random only through (seed, pass, index) (playground/data/augment.py)."""
+"""Crops, resizing, mirror and colour noise, random only through (seed, pass, index) (playground/data/images/augment.py)."""
 from __future__ import annotations
 
 import numpy as np
 
-from playground.data.augment import AugmentSpec, augment, inception_box, resize_shorter, sample_rng
-from playground.data.color_augment import add_lighting, jitter_colors
+from playground.data.images.augment import AugmentSpec, augment, inception_box, resize_shorter, sample_rng
+from playground.data.images.color_augment import add_lighting, jitter_colors
 
 IMAGE = np.random.default_rng(0).integers(0, 256, (40, 60, 3), dtype=np.uint8)
 FULL = AugmentSpec(is_train=True, loadsize=32, imsize=24, scale_jitter_type=1, mirror=True, color_jitter=True,

@@ -1,12 +1,12 @@
-"""Records to RGB or gray pixels (playground/data/image_decode.py)."""
+"""Records to RGB or gray pixels (playground/data/images/image_decode.py)."""
 from __future__ import annotations
 
 import cv2
 import numpy as np
 import pytest
 
-from playground.data.image_decode import decode_pixels
-from playground.data.record_format import ENCODED, RAW_CHW_BGR, RAW_HWC, ImageRecord, RecordError
+from playground.data.images.image_decode import decode_pixels
+from playground.data.records.record_format import ENCODED, RAW_CHW_BGR, RAW_HWC, ImageRecord, RecordError
 
 RED_BGR = np.zeros((4, 6, 3), np.uint8)
 RED_BGR[:, :, 2] = 255

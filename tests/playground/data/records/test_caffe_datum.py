@@ -1,12 +1,12 @@
-"""Caffe Datum records decoded from the protobuf wire format (playground/data/caffe_datum.py)."""
+"""Caffe Datum records decoded from the protobuf wire format (playground/data/records/caffe_datum.py)."""
 from __future__ import annotations
 
 import struct
 
 import pytest
 
-from playground.data.caffe_datum import Datum, datum_to_record, parse_datum, read_varint
-from playground.data.record_format import ENCODED, RAW_CHW_BGR, RecordError
+from playground.data.records.caffe_datum import Datum, datum_to_record, parse_datum, read_varint
+from playground.data.records.record_format import ENCODED, RAW_CHW_BGR, RecordError
 from tests.image_lmdbs import encode_datum, varint
 
 

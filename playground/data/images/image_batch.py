@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from torch.utils.data import get_worker_info
 
-from playground.data.batch_ring import RingBatch, WorkerRing, new_shared, new_token, receiver
+from playground.data.images.batch_ring import RingBatch, WorkerRing, new_shared, new_token, receiver
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)

@@ -1,10 +1,10 @@
-"""The reseeded generator gives sample_rng's generators to the bit (playground/data/sample_seeds.py)."""
+"""The reseeded generator gives sample_rng's generators to the bit (playground/data/images/sample_seeds.py)."""
 from __future__ import annotations
 
 import numpy as np
 
-from playground.data.augment import sample_rng
-from playground.data.sample_seeds import ReseededGenerator
+from playground.data.images.augment import sample_rng
+from playground.data.images.sample_seeds import ReseededGenerator
 
 
 def test_reseeded_generators_have_sample_rngs_state_and_draws_for_small_and_32_bit_seeds():

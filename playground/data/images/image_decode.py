@@ -9,7 +9,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from playground.data.record_format import ENCODED, RAW_CHW_BGR, RAW_HWC, ImageRecord, RecordError
+from playground.data.records.record_format import ENCODED, RAW_CHW_BGR, RAW_HWC, ImageRecord, RecordError
 
 
 def decode_pixels(record: ImageRecord, channels: int) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Building databases: split, stored bytes, refusal of unreadable images (playground/data/lmdb_build.py)."""
+"""Building databases: split, stored bytes, refusal of unreadable images (playground/data/records/lmdb_build.py)."""
 from __future__ import annotations
 
 import os
@@ -7,10 +7,10 @@ import cv2
 import numpy as np
 import pytest
 
-from playground.data.db_records import DbRecords
-from playground.data.image_sources import SourceError, SourceImage, from_folder
-from playground.data.lmdb_build import BuildOptions, build, prepare_record, split_images
-from playground.data.record_format import ENCODED, RAW_HWC
+from playground.data.records.db_records import DbRecords
+from playground.data.records.image_sources import SourceError, SourceImage, from_folder
+from playground.data.records.lmdb_build import BuildOptions, build, prepare_record, split_images
+from playground.data.records.record_format import ENCODED, RAW_HWC
 from tests.image_lmdbs import class_color_image, write_image_tree
 
 

@@ -20,7 +20,7 @@ from typing import Any, Iterator
 import lmdb
 
 from playground.outputs.atomic_files import fsync_folder
-from playground.data.record_format import META_KEY, ImageRecord, pack_meta, pack_record, record_key
+from playground.data.records.record_format import META_KEY, ImageRecord, pack_meta, pack_record, record_key
 
 DEFAULT_MAP_SIZE = 1 << 30
 _COMMIT_RECORDS = 512

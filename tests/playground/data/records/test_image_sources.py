@@ -1,11 +1,11 @@
-"""What make-lmdb reads: class folders, `path label` lists, the digits (playground/data/image_sources.py)."""
+"""What make-lmdb reads: class folders, `path label` lists, the digits (playground/data/records/image_sources.py)."""
 from __future__ import annotations
 
 import cv2
 import numpy as np
 import pytest
 
-from playground.data.image_sources import SourceError, from_digits, from_folder, from_list
+from playground.data.records.image_sources import SourceError, from_digits, from_folder, from_list
 from tests.image_lmdbs import write_image_tree
 
 

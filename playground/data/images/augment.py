@@ -21,7 +21,7 @@ from typing import NamedTuple
 import cv2
 import numpy as np
 
-from playground.data.color_augment import add_lighting, jitter_colors
+from playground.data.images.color_augment import add_lighting, jitter_colors
 
 MIN_AREA, MAX_AREA = 0.08, 1.0
 MIN_ASPECT, MAX_ASPECT = 3 / 4, 4 / 3

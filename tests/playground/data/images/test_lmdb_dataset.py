@@ -1,4 +1,4 @@
-"""The LMDB image dataset through the framework's samplers and loaders (playground/data/lmdb_dataset.py)."""
+"""The LMDB image dataset through the framework's samplers and loaders (playground/data/images/lmdb_dataset.py)."""
 from __future__ import annotations
 
 import itertools
@@ -11,12 +11,12 @@ import pytest
 import torch
 
 from playground.data.batch_stream import build_test_stream, build_train_stream
-from playground.data.augment import AugmentSpec
-from playground.data.db_records import RecordReadError
-from playground.data.image_batch import IMAGENET_MEAN, IMAGENET_STD, SkippedRecord
-from playground.data.lmdb_dataset import LmdbImageDataset
-from playground.data.lmdb_writer import LmdbWriter
-from playground.data.record_format import ImageRecord, pack_record, record_key
+from playground.data.images.augment import AugmentSpec
+from playground.data.records.db_records import RecordReadError
+from playground.data.images.image_batch import IMAGENET_MEAN, IMAGENET_STD, SkippedRecord
+from playground.data.images.lmdb_dataset import LmdbImageDataset
+from playground.data.records.lmdb_writer import LmdbWriter
+from playground.data.records.record_format import ImageRecord, pack_record, record_key
 from playground.distribution.run_context import RunContext
 from playground.distribution.topology import Topology
 from tests.conftest import REPO
@@ -119,8 +119,8 @@ def test_loader_workers_give_the_batches_of_the_trainer_process(numbered_db, met
 
 FORK_AFTER_OPENCV_THREADS = """
 import sys, cv2, numpy as np
-from playground.data.lmdb_dataset import LmdbImageDataset
-from tests.playground.data.test_lmdb_dataset import TRAIN, context, loader_opts
+from playground.data.images.lmdb_dataset import LmdbImageDataset
+from tests.playground.data.images.test_lmdb_dataset import TRAIN, context, loader_opts
 from playground.data.batch_stream import build_train_stream
 rng = np.random.default_rng(0)
 for _ in range(30):                     # the trainer process uses OpenCV's thread pool before the loader forks
@@ -166,8 +166,8 @@ def test_caffe_databases_of_encoded_and_raw_datums_read_alike(tmp_path):
 def _pre_uint8_batch(dataset: LmdbImageDataset, keys: list[tuple[int, int]]) -> torch.Tensor:
     """The batch as the pipeline made it before batches travelled as uint8: each image cropped, resized and
     mirrored into new arrays, then converted and normalised per image into float32 NCHW."""
-    from playground.data.augment import inception_box, random_crop, resize, resize_shorter, sample_rng
-    from playground.data.image_decode import decode_pixels
+    from playground.data.images.augment import inception_box, random_crop, resize, resize_shorter, sample_rng
+    from playground.data.images.image_decode import decode_pixels
 
     spec, images = dataset.spec, []
     std = torch.tensor(IMAGENET_STD).view(3, 1, 1)

@@ -1,4 +1,4 @@
-"""input.gpu_decode's device-side path (playground/data/gpu_decode.py), run here on the CPU device: the same
+"""input.gpu_decode's device-side path (playground/data/images/gpu_decode.py), run here on the CPU device: the same
 records, labels, crops and mirrors as OpenCV decoding, pixels within resampling differences."""
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from playground.data.augment import AugmentSpec
-from playground.data.lmdb_dataset import LmdbImageDataset
-from playground.data.lmdb_writer import LmdbWriter
-from playground.data.record_format import ImageRecord
+from playground.data.images.augment import AugmentSpec
+from playground.data.images.lmdb_dataset import LmdbImageDataset
+from playground.data.records.lmdb_writer import LmdbWriter
+from playground.data.records.record_format import ImageRecord
 
 CPU = torch.device("cpu")
 
@@ -44,7 +44,7 @@ def test_device_decoding_gives_the_cpu_paths_crops_mirrors_and_labels(tmp_path, 
 
 
 def test_device_resize_keeps_same_size_images_and_scales_others():
-    from playground.data.gpu_decode import resize_on_device
+    from playground.data.images.gpu_decode import resize_on_device
 
     image = torch.arange(2 * 8 * 8, dtype=torch.uint8).view(2, 8, 8)
     assert resize_on_device(image, 8, 8) is image

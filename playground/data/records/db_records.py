@@ -17,8 +17,8 @@ import lmdb
 import numpy as np
 
 from playground.data.worker_errors import DataError
-from playground.data.caffe_datum import datum_to_record, parse_datum
-from playground.data.record_format import (META_KEY, ImageRecord, RecordError, is_playground_record, record_key,
+from playground.data.records.caffe_datum import datum_to_record, parse_datum
+from playground.data.records.record_format import (META_KEY, ImageRecord, RecordError, is_playground_record, record_key,
                                            unpack_meta, unpack_record)
 from playground.processes.exit_codes import UserError
 

@@ -17,8 +17,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from playground.data.augment import AugmentSpec, plan_augment, sample_rng
-from playground.data.image_batch import IMAGENET_MEAN, IMAGENET_STD, ImageBatcher, SkippedRecord, all_failed
+from playground.data.images.augment import AugmentSpec, plan_augment, sample_rng
+from playground.data.images.image_batch import IMAGENET_MEAN, IMAGENET_STD, ImageBatcher, SkippedRecord, all_failed
 
 JPEG_MAGIC = b"\xff\xd8"
 
@@ -85,7 +85,7 @@ class GpuJpegBatcher(ImageBatcher):
         """The error naming the first JPEG of a failed batch that the GPU decoder refuses on its own."""
         from torchvision.io import decode_jpeg
 
-        from playground.data.db_records import RecordReadError
+        from playground.data.records.db_records import RecordReadError
 
         for k in jpegs:
             try:

@@ -1,11 +1,11 @@
-"""The playground image record and metadata format (playground/data/record_format.py)."""
+"""The playground image record and metadata format (playground/data/records/record_format.py)."""
 from __future__ import annotations
 
 import struct
 
 import pytest
 
-from playground.data.record_format import (ENCODED, FORMAT_VERSION, HEADER_SIZE, META_KEY, RAW_HWC, ImageRecord,
+from playground.data.records.record_format import (ENCODED, FORMAT_VERSION, HEADER_SIZE, META_KEY, RAW_HWC, ImageRecord,
                                            RecordError, pack_meta, pack_record, record_key, unpack_meta,
                                            unpack_record)
 

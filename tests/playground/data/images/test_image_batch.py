@@ -1,4 +1,4 @@
-"""Collation into one uint8 batch, normalised on the device, counting skipped records (playground/data/image_batch.py)."""
+"""Collation into one uint8 batch, normalised on the device, counting skipped records (playground/data/images/image_batch.py)."""
 from __future__ import annotations
 
 import gc
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from playground.data.image_batch import IMAGENET_MEAN, IMAGENET_STD, ImageBatcher, ImageSample, SkippedRecord
+from playground.data.images.image_batch import IMAGENET_MEAN, IMAGENET_STD, ImageBatcher, ImageSample, SkippedRecord
 
 
 CPU = torch.device("cpu")
@@ -120,7 +120,7 @@ def _stream(dataset, workers: int = 2):
 def test_worker_ring_buffers_cross_once_and_later_batches_arrive_as_references_to_them():
     from torch.multiprocessing.reductions import StorageWeakRef
 
-    from playground.data.batch_ring import receiver
+    from playground.data.images.batch_ring import receiver
     from playground.data.batch_stream import PREFETCH_FACTOR
 
     dataset = _CountingImages(300)

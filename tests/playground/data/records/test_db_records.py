@@ -1,4 +1,4 @@
-"""Reading image LMDBs of either format, lazily and once per process (playground/data/db_records.py)."""
+"""Reading image LMDBs of either format, lazily and once per process (playground/data/records/db_records.py)."""
 from __future__ import annotations
 
 import os
@@ -7,8 +7,8 @@ import pickle
 import lmdb
 import pytest
 
-from playground.data.db_records import CAFFE, PLAYGROUND, DatabaseError, DbRecords, RecordReadError
-from playground.data.record_format import ImageRecord, pack_record, record_key
+from playground.data.records.db_records import CAFFE, PLAYGROUND, DatabaseError, DbRecords, RecordReadError
+from playground.data.records.record_format import ImageRecord, pack_record, record_key
 from tests.image_lmdbs import caffe_datums, corrupt_record, make_image_lmdb, write_caffe_lmdb
 
 
