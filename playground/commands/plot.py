@@ -50,12 +50,12 @@ def main(args: argparse.Namespace) -> int:
 
 def unknown_series(names: list[str], runs: list) -> str | None:
     """A message for the first name that no run has values for, with the closest recorded names; else None."""
-    import difflib
+    from playground.options.did_you_mean import did_you_mean
     recorded = list(dict.fromkeys(name for run in runs for name in run.series()))
     for name in names:
         if name not in recorded:
-            close = difflib.get_close_matches(name, recorded, n=3, cutoff=0.4)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            hint = did_you_mean(name, recorded, n=3, cutoff=0.4)
+            hint = f"; {hint}" if hint else ""
             return (f"--ys {name}: no values recorded under that name in metrics.jsonl{hint} "
                     f"(recorded series: {', '.join(recorded)})")
     return None

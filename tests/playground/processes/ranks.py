@@ -1,0 +1,23 @@
+"""Rank functions for the supervisor's tests: module-level, so a spawned interpreter can import them."""
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+
+def one_killed_one_deaf(index: int) -> None:
+    """Rank 0 is killed by SIGKILL at once; rank 1 ignores SIGTERM and sleeps (it would hang for ever)."""
+    if index == 0:
+        os.kill(os.getpid(), signal.SIGKILL)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    time.sleep(120)
+
+
+def report_and_sleep(index: int, folder: str) -> None:
+    """Write this rank's pid to folder/rank<index>.pid, then sleep."""
+    path = os.path.join(folder, f"rank{index}.pid")
+    with open(path + ".tmp", "w") as handle:
+        handle.write(str(os.getpid()))
+    os.replace(path + ".tmp", path)
+    time.sleep(120)
