@@ -45,6 +45,8 @@ _EXPORTS = {
     **{name: "playground.options.value_types" for name in (
         "AnyOf", "Anything", "Bool", "Choice", "Float", "Int", "ListOf", "Mapping", "Nullable", "Record", "Str")},
     "OptsError": "playground.options.layers",
+    # errors the user must fix: raise one (or a subclass) and the run ends with its message alone (README)
+    "UserError": "playground.processes.exit_codes",
     # rendezvous
     "fresh_attempt_store": "playground.distribution.rendezvous",
     "run_id": "playground.distribution.rendezvous",

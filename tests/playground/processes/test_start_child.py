@@ -7,22 +7,11 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
 from playground.processes.supervisor import start_child
-
-
-def _gone(pid: int, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        time.sleep(0.05)
-    return False
+from tests.playground.processes.children import gone
 
 
 def test_the_child_is_the_command_itself_and_gets_sigterm_when_its_parent_is_killed(tmp_path):
@@ -40,7 +29,7 @@ def test_the_child_is_the_command_itself_and_gets_sigterm_when_its_parent_is_kil
         assert popen_pid == own_pid          # exec'd in place: signals sent to Popen.pid reach the command
         os.kill(parent.pid, signal.SIGKILL)
         parent.wait()
-        assert _gone(own_pid, 30), "the child outlived its SIGKILLed parent"
+        assert gone(own_pid, 30), "the child outlived its SIGKILLed parent"
     finally:
         parent.kill()
 

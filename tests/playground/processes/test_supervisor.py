@@ -11,18 +11,7 @@ import time
 
 from playground.processes import supervisor
 from tests.conftest import REPO
-from tests.playground.processes import ranks
-
-
-def _gone(pid: int, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        time.sleep(0.05)
-    return False
+from tests.playground.processes.children import gone, one_killed_one_deaf
 
 
 def test_a_command_killed_by_a_signal_is_named_with_the_signal():
@@ -36,7 +25,7 @@ def test_a_command_killed_by_a_signal_is_named_with_the_signal():
 
 def test_after_a_rank_is_killed_the_rank_that_hangs_is_stopped_after_the_grace_and_both_are_named():
     started = time.monotonic()
-    children = supervisor.start_ranks(ranks.one_killed_one_deaf, (), 2)
+    children = supervisor.start_ranks(one_killed_one_deaf, (), 2)
     exits, stopped = supervisor.wait_for_children(children, grace=1.0)
     assert exits == [(0, -signal.SIGKILL), (1, -signal.SIGKILL)]   # rank 1 ignored SIGTERM: killed after its grace
     assert stopped == {1}
@@ -80,8 +69,8 @@ def test_sigterm_to_the_parent_is_passed_on_and_the_child_is_killed_after_the_gr
 RANKS_PARENT = textwrap.dedent("""
     import sys, time
     from playground.processes import supervisor
-    from tests.playground.processes import ranks
-    supervisor.start_ranks(ranks.report_and_sleep, (sys.argv[1],), 2)
+    from tests.playground.processes.children import report_and_sleep
+    supervisor.start_ranks(report_and_sleep, (sys.argv[1],), 2)
     time.sleep(120)
 """)
 
@@ -96,6 +85,6 @@ def test_spawned_ranks_die_with_their_parent(tmp_path):
         pids = [int(p.read_text()) for p in pid_files]
         os.kill(parent.pid, signal.SIGKILL)
         parent.wait()
-        assert all(_gone(pid, 30) for pid in pids), "a rank outlived its SIGKILLed parent"
+        assert all(gone(pid, 30) for pid in pids), "a rank outlived its SIGKILLed parent"
     finally:
         parent.kill()

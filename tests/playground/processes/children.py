@@ -1,4 +1,5 @@
-"""Rank functions for the supervisor's tests: module-level, so a spawned interpreter can import them."""
+"""Helpers for the supervisor's tests: rank functions (module-level, so a spawned interpreter can import them)
+and waiting for a process to be gone."""
 from __future__ import annotations
 
 import os
@@ -21,3 +22,15 @@ def report_and_sleep(index: int, folder: str) -> None:
         handle.write(str(os.getpid()))
     os.replace(path + ".tmp", path)
     time.sleep(120)
+
+
+def gone(pid: int, seconds: float) -> bool:
+    """Whether process `pid` is gone within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
