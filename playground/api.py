@@ -103,8 +103,9 @@ def run(opts: dict, run_dir: str | None = None, sets: list[str] | None = None,
     topology = prepared.plan.topology
     if topology.spawns:
         from playground.launch.spawn import launch
+        from playground.processes.exit_codes import EXIT_DONE
         code = launch(prepared)
-        if code != 0:
+        if code != EXIT_DONE:
             raise RuntimeError(f"the run in {prepared.run_dir} exited with code {code}")
         with open(os.path.join(prepared.run_dir, "results.json"), encoding="utf-8") as handle:
             return json.load(handle)

@@ -56,7 +56,7 @@ def main(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from playground.launch.spawn import launch
     code = launch(prepared)
-    if code != 0:
+    if code != EXIT_DONE:
         return code
     return report(checkpoint, prepared.run_dir)
 
