@@ -16,12 +16,22 @@ def one_killed_one_deaf(index: int) -> None:
 
 
 def report_and_sleep(index: int, folder: str) -> None:
-    """Write this rank's pid to folder/rank<index>.pid, then sleep."""
-    path = os.path.join(folder, f"rank{index}.pid")
-    with open(path + ".tmp", "w") as handle:
-        handle.write(str(os.getpid()))
-    os.replace(path + ".tmp", path)
+    """Write this rank's pid to folder/rank<index>.pid, then sleep; on SIGTERM or SIGINT write the signal's name
+    to folder/rank<index>.signal and end."""
+    def note(signum: int, _frame) -> None:
+        _write(os.path.join(folder, f"rank{index}.signal"), signal.Signals(signum).name)
+        os._exit(0)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, note)
+    _write(os.path.join(folder, f"rank{index}.pid"), str(os.getpid()))
     time.sleep(120)
+
+
+def _write(path: str, text: str) -> None:
+    with open(path + ".tmp", "w") as handle:
+        handle.write(text)
+    os.replace(path + ".tmp", path)
 
 
 def gone(pid: int, seconds: float) -> bool:

@@ -75,7 +75,7 @@ RANKS_PARENT = textwrap.dedent("""
 """)
 
 
-def test_spawned_ranks_die_with_their_parent(tmp_path):
+def test_spawned_ranks_get_sigterm_when_their_parent_dies(tmp_path):
     parent = subprocess.Popen([sys.executable, "-c", RANKS_PARENT, str(tmp_path)], cwd=REPO)
     try:
         pid_files = [tmp_path / f"rank{i}.pid" for i in range(2)]
@@ -86,5 +86,7 @@ def test_spawned_ranks_die_with_their_parent(tmp_path):
         os.kill(parent.pid, signal.SIGKILL)
         parent.wait()
         assert all(gone(pid, 30) for pid in pids), "a rank outlived its SIGKILLed parent"
+        # SIGTERM, on which a rank checkpoints (torch's own parent-death signal for its ranks is SIGINT)
+        assert [(tmp_path / f"rank{i}.signal").read_text() for i in range(2)] == ["SIGTERM", "SIGTERM"]
     finally:
         parent.kill()
