@@ -5,18 +5,17 @@ rebuilt when samples do not have 3 channels), batch norm in eval mode for test b
 shared network to eval there), and the loss reported as computed, not scaled by the device count. Adaptive
 pooling makes any image size work. `engine: "CUDNN"` turns on cuDNN autotuning. Every batch norm takes
 `bn_epsilon` and `bn_momentum` (Caffe2's convention, converted to PyTorch's 1 - momentum); `custom_bn_init`
-sets the gamma of each bottleneck's last batch norm to `bn_init_gamma`. `memonger` is not supported by this
-network (it trains with full activation memory; explicit_resnet_forward honours it) and a run with it on says
-so once in its log.
+sets the gamma of each bottleneck's last batch norm to `bn_init_gamma`. `memonger` recomputes each of the four
+stages' activations in backward (activation checkpointing: components/networks/activation_checkpoint.py), which
+is what memonger's sharing of activation blobs did for memory; same loss, gradients and state_dict keys.
 """
 from __future__ import annotations
-
-import logging
 
 import torch
 import torchvision
 from torch import nn
 
+from components.networks.activation_checkpoint import CheckpointedSequential
 from playground.api import input_shape
 
 
@@ -26,7 +25,8 @@ reads = ["input.num_classes",
          "model_param.bn_epsilon",
          "model_param.bn_momentum",
          "model_param.custom_bn_init",
-         "model_param.bn_init_gamma"]
+         "model_param.bn_init_gamma",
+         "model_param.memonger"]
 
 def gen_forward_pass_builder_fun(self, model, dataset, is_train):
     net = torchvision.models.resnet50(weights=None, num_classes=self.opts["input"]["num_classes"])
@@ -44,8 +44,8 @@ def gen_forward_pass_builder_fun(self, model, dataset, is_train):
                 if isinstance(block, torchvision.models.resnet.Bottleneck):
                     block.bn3.weight.fill_(p["bn_init_gamma"])
     if p["memonger"]:
-        logging.getLogger("playground").info("model_param.memonger: not supported by caffe2_resnet50_default_forward "
-                                             "(no activation checkpointing); use explicit_resnet_forward for it")
+        for stage in ("layer1", "layer2", "layer3", "layer4"):
+            setattr(net, stage, CheckpointedSequential(*getattr(net, stage)))
     if p["engine"].upper() == "CUDNN":
         torch.backends.cudnn.benchmark = True
     return net, nn.CrossEntropyLoss()

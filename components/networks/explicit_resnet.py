@@ -9,13 +9,12 @@ base width, initial gamma of each block's last batch norm, and activation checkp
 """
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
-from typing import Iterator
 
 import torch
 from torch import nn
-from torch.utils.checkpoint import checkpoint
+
+from components.networks.activation_checkpoint import checkpointed
 
 # Blocks per stage of the canonical depths (He et al. 2016, and ResNet-200 of the identity-mappings paper).
 BLOCK_COUNTS: dict[int, tuple[int, int, int, int]] = {
@@ -153,12 +152,7 @@ class ExplicitResNet(nn.Module):
         return self.fc(torch.flatten(self.avgpool(x), 1))
 
     def _run_stage(self, stage: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
-        if self.spec.checkpoint_stages and self.training and torch.is_grad_enabled():
-            # The recomputation in backward runs batch norm in training mode a second time; freezing the
-            # running statistics there keeps them (and num_batches_tracked) as if the stage ran once.
-            return checkpoint(stage, x, use_reentrant=False,
-                              context_fn=lambda: (contextlib.nullcontext(), _frozen_bn_statistics(stage)))
-        return stage(x)
+        return checkpointed(stage, x) if self.spec.checkpoint_stages else stage(x)
 
     def _initialise(self) -> None:
         for module in self.modules():
@@ -173,21 +167,6 @@ class ExplicitResNet(nn.Module):
             for module in self.modules():
                 if isinstance(module, (BasicBlock, Bottleneck)):
                     nn.init.constant_(module.last_bn.weight, self.spec.last_bn_gamma)
-
-
-@contextlib.contextmanager
-def _frozen_bn_statistics(stage: nn.Module) -> Iterator[None]:
-    norms = [m for m in stage.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
-    saved = [(m.momentum, None if m.num_batches_tracked is None else m.num_batches_tracked.clone()) for m in norms]
-    for m in norms:
-        m.momentum = 0.0   # running = (1 - 0) * running + 0 * batch: unchanged
-    try:
-        yield
-    finally:
-        for m, (momentum, tracked) in zip(norms, saved):
-            m.momentum = momentum
-            if tracked is not None:
-                m.num_batches_tracked.copy_(tracked)
 
 
 def _conv(in_channels: int, out_channels: int, kernel: int, stride: int) -> nn.Conv2d:

@@ -1,7 +1,8 @@
 """Reads the original Caffe2 Playground's `.pkl` checkpoints without running anything from the file.
 
-The original saved `pickle.dump({"blobs": {...}})` where the blobs are numpy arrays by unscoped name
-(`conv1_w`, ...) plus `epoch`, `best_metric` and `lr`; older files may be a bare blob dict or keep device
+The original saved `pickle.dump({"blobs": {...}, "epoch": ..., "lr": ..., "best_metric": ...})` where the blobs
+are numpy arrays by unscoped name (`conv1_w`, ...); `epoch`, `best_metric` and `lr` may also be among the
+blobs (read from either place, the top level winning); older files may be a bare blob dict or keep device
 scopes (`gpu_0/conv1_w`). Python 2 pickles (protocol 2, byte strings) and Python 3 ones are both read. The
 unpickler resolves only numpy's array/scalar/dtype reconstruction and plain containers; any other global in
 the file is refused with `Caffe2PickleError`, so a malicious file cannot execute code.
@@ -94,7 +95,10 @@ def read_pickle(path: str) -> Any:
 def read_caffe2_checkpoint(path: str) -> Caffe2Checkpoint:
     """The blobs of an original Playground checkpoint, device scopes stripped, metadata set apart."""
     data = read_pickle(path)
+    beside: dict[str, Any] = {}
     if isinstance(data, dict) and "blobs" in data:
+        # the original pickled {"blobs": {...}, "epoch": e, "lr": lr, "best_metric": m}: metadata beside the blobs
+        beside = {_text(k): _plain(v) for k, v in data.items() if _text(k) in METADATA_KEYS}
         data = data["blobs"]
     if not isinstance(data, dict):
         raise Caffe2PickleError(f"{path}: holds a {type(data).__name__}; a Caffe2 Playground checkpoint is a dict "
@@ -114,6 +118,7 @@ def read_caffe2_checkpoint(path: str) -> Caffe2Checkpoint:
         checkpoint.blobs.setdefault(unscoped, value)
     if not checkpoint.blobs:
         raise Caffe2PickleError(f"{path}: holds no blobs")
+    checkpoint.metadata.update(beside)
     return checkpoint
 
 

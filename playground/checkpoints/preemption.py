@@ -8,9 +8,15 @@ end) so none is left waiting in a collective.
 A signal sent to a whole process group reaches each rank twice: directly, and forwarded by the launcher. So
 repeats within REPEAT_GRACE_SECONDS of the first signal are the same request; a signal after that stops the
 process at once (KeyboardInterrupt), for a person who does not want to wait for the checkpoint.
+
+A spawned rank also gets SIGTERM when its launcher dies (PR_SET_PDEATHSIG, playground/launch/spawn.py), for
+instance of a SIGKILL that no handler sees: the stop is then reported as the launcher's death, not as a SIGTERM
+that nobody sent. The cause is decided when it is read, not in the handler: the signal comes as the launcher's
+first thread exits, while its other threads still hold this process (getppid() changes only once all are gone).
 """
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
@@ -33,13 +39,24 @@ class Preemption:
     """The stop request of this process: installed as the SIGTERM/SIGINT handler of the main thread."""
 
     def __init__(self) -> None:
-        self.signal_name: str | None = None
+        self._signum: int | None = None
         self._first_at = 0.0
         self._previous: dict[int, object] = {}
+        self._parent = os.getppid()
+
+    @property
+    def signal_name(self) -> str | None:
+        """What asked this process to stop (a signal's name, or its launcher's death); None before any signal."""
+        if self._signum is None:
+            return None
+        if self._signum == signal.SIGTERM and os.getppid() != self._parent:
+            return f"the death of its launcher (pid {self._parent})"
+        return signal.Signals(self._signum).name
 
     def install(self) -> None:
         if threading.current_thread() is not threading.main_thread():
             return
+        self._parent = os.getppid()
         for sig in (signal.SIGTERM, signal.SIGINT):
             self._previous[sig] = signal.signal(sig, self._handle)
 
@@ -50,8 +67,8 @@ class Preemption:
 
     def _handle(self, signum: int, frame: object) -> None:
         now = time.monotonic()
-        if self.signal_name is None:
-            self.signal_name, self._first_at = signal.Signals(signum).name, now
+        if self._signum is None:
+            self._signum, self._first_at = signum, now
         elif now - self._first_at >= REPEAT_GRACE_SECONDS:
             self.uninstall()
             raise KeyboardInterrupt(f"second signal ({signal.Signals(signum).name}): stopping without a checkpoint")

@@ -2,8 +2,9 @@
 
 Builds demo-data/digits/train and demo-data/digits/test (1,797 8x8 digits, a fixed 80/20 split) through the
 make-lmdb code path when they are missing, trains experiments/digits_resnet.json (gfs_IN1k input at 16 pixels,
-explicit_resnet_forward: ResNet-18 with the small stem and width 16) with progress, and ends with where the
-plots, metrics and checkpoints are and the final test top-1. Other arguments go to the run, e.g.
+explicit_resnet_forward: ResNet-18 with the small stem and width 16; output.ckpt_keep_limit 2 keeps 'last' and
+'best', not all 15 epochs' checkpoints) with progress, and ends with where the plots, metrics and checkpoints
+are and the final test top-1. Other arguments go to the run, e.g.
 `python -m playground.commands.demo --set epoch_iter.num_epochs=3`.
 """
 from __future__ import annotations

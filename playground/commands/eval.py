@@ -65,21 +65,43 @@ def find_checkpoint(target: str) -> tuple[str, str | None]:
     """(checkpoint file, run folder or None) for a checkpoint file or a run folder."""
     from playground.checkpoints.files import read_pointer
 
+    from playground.options.registry import use_recorded_module_map
+
     if os.path.isfile(target):
         folder = os.path.dirname(os.path.dirname(os.path.abspath(target)))
-        return os.path.abspath(target), folder if os.path.isfile(os.path.join(folder, "opts.json")) else None
+        if not os.path.isfile(os.path.join(folder, "opts.json")):
+            return os.path.abspath(target), None
+        _refuse_candle_run(folder, target)
+        use_recorded_module_map(os.path.join(folder, "opts.json"))
+        return os.path.abspath(target), folder
     if not os.path.isdir(target):
         raise EvalError(f"{target} is neither a checkpoint file nor a run folder")
     run_dir = os.path.abspath(target)
     opts_path = os.path.join(run_dir, "opts.json")
     if not os.path.isfile(opts_path):
         raise EvalError(f"{target} is not a run folder: opts.json is missing")
+    _refuse_candle_run(run_dir, target)
+    use_recorded_module_map(opts_path)
     with open(opts_path, encoding="utf-8") as handle:
         folder = json.load(handle)["opts"].get("output", {}).get("checkpoint_folder") or os.path.join(run_dir, "checkpoints")
     last = read_pointer(folder, "last")
     if last is None:
         raise EvalError(f"{folder} has no 'last' checkpoint to evaluate; name a checkpoint file instead")
     return os.path.abspath(last), run_dir
+
+
+def _refuse_candle_run(run_dir: str, target: str) -> None:
+    """A `playground candle` run (its opts.json names the script) has params, not opts: its network lives in the
+    script, which eval and predict cannot build."""
+    try:
+        with open(os.path.join(run_dir, "opts.json"), encoding="utf-8") as handle:
+            script = json.load(handle).get("script")
+    except (OSError, ValueError):
+        return
+    if script:
+        raise EvalError(f"{target} is from a run of the CANDLE script {script} (`playground candle`); eval and predict "
+                        "read runs of opts blobs and trial classes (`playground run`) only. The script's own "
+                        f"validation metrics are in {os.path.join(run_dir, 'metrics.jsonl')}")
 
 
 def base_opts(checkpoint: str, run_dir: str | None) -> dict:

@@ -49,6 +49,7 @@ def main(args: argparse.Namespace) -> int:
     from playground.processes.exit_codes import EXIT_DONE, EXIT_STOPPED, EXIT_USAGE, error_line
 
     from playground.data.form_check import check_input_forms
+    from playground.trainer.trial import trial_for_checks
     from playground.restarts.fence import Fenced
 
     if args.max_restarts < 0:
@@ -59,7 +60,7 @@ def main(args: argparse.Namespace) -> int:
         return run_test(args)
     try:
         prepared = prepare_run(args)
-        check_input_forms(prepared.resolved)
+        check_input_forms(prepared.resolved, trial_for_checks)
     except (OptsError, ComponentError) as err:
         print(error_line(err), file=sys.stderr)
         return EXIT_USAGE

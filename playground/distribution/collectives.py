@@ -68,3 +68,14 @@ def barrier() -> None:
             dist.barrier(device_ids=[torch.cuda.current_device()])
         else:
             dist.barrier()
+
+
+def broadcast_tensors_from_writer(tensors: list[torch.Tensor]) -> None:
+    """Overwrite `tensors`, in place on every rank, with rank 0's (same shapes and dtypes on every rank)."""
+    if not active() or not tensors:
+        return
+    for tensor in tensors:
+        work = tensor if tensor.device.type == _device().type else tensor.to(_device())
+        dist.broadcast(work, src=0)
+        if work is not tensor:
+            tensor.copy_(work)

@@ -101,7 +101,7 @@ def _resumed_trainer(trainer: Any) -> Any:
     fresh = type(trainer)(opts, trainer.ctx)
     fresh.get_model_input_fun()
     fresh.init_model()
-    fresh.book.create_meters(opts, trainer.ctx.meter_classes)
+    fresh.init_metrics()
     fresh.prep_data_parallel_models()
     fresh.hooks = build_hooks(fresh)
     fresh._step = TrainStep(fresh)

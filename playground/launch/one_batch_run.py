@@ -14,6 +14,7 @@ import time
 
 def run_test(args: argparse.Namespace) -> int:
     from playground.data.form_check import check_input_forms
+    from playground.trainer.trial import trial_for_checks
     from playground.launch.spawn import launch
     from playground.launch.one_batch_check import ENV, shrink_layer
     from playground.options.loader import resolve_opts
@@ -31,7 +32,7 @@ def run_test(args: argparse.Namespace) -> int:
         world = topology_from(resolved.opts).world_size
         layers.append(("--test", shrink_layer(resolved.opts, world)))
         prepared = prepare(layers, run_dir=run_dir, strict=args.strict)
-        check_input_forms(prepared.resolved)
+        check_input_forms(prepared.resolved, trial_for_checks)
     except (OptsError, ComponentError) as err:
         print(f"playground: error: {err}", file=sys.stderr)
         _remove(run_dir, own_folder)

@@ -70,6 +70,9 @@ def prepare_run(args: argparse.Namespace) -> PreparedRun:
         if os.path.isfile(beside):
             from playground.options.registry import use_module_map
             use_module_map(beside)
+    if args.parameters_file:   # a run folder's opts.json names the map that run used
+        from playground.options.registry import use_recorded_module_map
+        use_recorded_module_map(args.parameters_file)
     layers = layers_from_args(args)
     name = os.path.splitext(os.path.basename(args.parameters_file))[0] if args.parameters_file else None
     resume = getattr(args, "resume", False)
@@ -95,10 +98,17 @@ def prepare(layers: list[tuple[str, dict]], run_dir: str | None = None, name: st
         Fence.from_env(run_dir).check("opts.json")
         try:
             os.makedirs(run_dir, exist_ok=True)
-            write_json(opts_file, {"opts": opts})
+            write_json(opts_file, _with_module_map({"opts": opts}))
         except OSError as err:
             raise OptsError(f"--run-dir {run_dir}: cannot write the resolved opts there: {err.strerror}") from None
     return PreparedRun(resolved=resolved, run_dir=run_dir, opts_file=opts_file, plan=plan)
+
+
+def _with_module_map(blob: dict) -> dict:
+    """The user's module map in use, recorded beside the opts: commands that read the run folder use it too."""
+    from playground.options.registry import chosen_module_map
+    path = chosen_module_map()
+    return dict(blob, module_map=path) if path else blob
 
 
 def _check_pretrained(opts: dict, checkpoint_folder: str) -> None:

@@ -169,6 +169,10 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
     _o("epoch_iter.num_test_iter", Int(0), need=M, help="Test batches per rank at each record point."),
     _o("epoch_iter.test_batch_per_device", Nullable(Int(1)), None,
        help="Test batch size per process; null uses batch_per_device."),
+    _o("epoch_iter.record_points_at", Choice(["interval_end", "caffe2"]), "interval_end",
+       help="When interval record points fire in an epoch (N = num_train_iteration_per_test): interval_end, after "
+            "iterations N-1, 2N-1, ... (each point closes N iterations); caffe2, after iterations 0, N, 2N, ... as "
+            "the original (epoch_iter % N == 0), so plots line up with its runs'."),
     # ---------------------------------------------------------------- distributed
     _o("distributed.num_shards", Int(1), need=M, help="Number of hosts running the same command."),
     _o("distributed.shard_id", Int(0), 0,

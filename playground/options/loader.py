@@ -23,6 +23,7 @@ from playground.options.declaration import NO_DEFAULT, Need, Opt
 from playground.options.value_types import ComponentName, ListOf, Nullable, OptTypeError
 from playground.options.layers import OptsError, describe_origin, merge
 from playground.options.output_checks import check_meters_build, check_metrics_and_plots, resolve_meters
+from playground.options.machine_checks import check_machine
 from playground.options.registry import Component, ComponentError, resolve
 from playground.options.unknown_keys import is_ignored, leaf_paths, unknown_keys
 
@@ -226,7 +227,7 @@ def _check_rules(opts: dict, origin: dict[str, str], problems: list[str], check_
     _check_epoch_sizes(opts, problems)
     _check_folder(opts, "output.checkpoint_folder", problems)
     if check_devices:  # the launcher's checks; ranks re-resolve the same opts without repeating them
-        _check_devices(dist, problems)
+        check_machine(opts, problems)
 
 
 def _check_learning_rate(raw: dict, optimizer: Component | None, problems: list[str]) -> None:
@@ -323,22 +324,6 @@ def _check_folder(opts: dict, path: str, problems: list[str]) -> None:
         problems.append(f"opts.{path}: cannot create {folder}: {probe} is a file, not a folder")
     elif not os.access(probe, os.W_OK):
         problems.append(f"opts.{path}: cannot write to {probe} (permission denied)")
-
-
-def _check_devices(dist: dict, problems: list[str]) -> None:
-    gpus = dist.get("num_gpus")
-    if not isinstance(gpus, int) or gpus <= 0:
-        return
-    import torch  # only when GPUs are asked for
-    available = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    first = dist.get("first_gpu_id", 0) if isinstance(dist.get("first_gpu_id"), int) else 0
-    if available == 0:
-        problems.append(f"opts.distributed.num_gpus: {gpus} GPUs asked for, but this machine has no CUDA device. To "
-                        "train on the CPU set num_gpus to 0 and num_cpus to the number of processes, e.g. "
-                        "--set distributed.num_gpus=0 --set distributed.num_cpus=1")
-    elif first + gpus > available:
-        problems.append(f"opts.distributed: first_gpu_id {first} + num_gpus {gpus} needs {first + gpus} CUDA devices; "
-                        f"this machine has {available}")
 
 
 def _lookup(tree: dict, path: str) -> tuple[bool, Any]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import os
 import sys
 from dataclasses import dataclass
@@ -121,6 +122,29 @@ def use_module_map(path: str) -> None:
     os.environ[ENV_MODULE_MAP] = os.path.abspath(path)
 
 
+def chosen_module_map() -> str | None:
+    """The user's module map in use in this process (absolute path), if any."""
+    return os.environ.get(ENV_MODULE_MAP) or None
+
+
+def use_recorded_module_map(opts_file: str) -> None:
+    """When no module map was chosen: the one a run recorded in its opts.json (`"module_map"` beside `"opts"`),
+    so commands that read a run folder (eval, predict, a re-run from its opts.json) find its components."""
+    if chosen_module_map():
+        return
+    try:
+        with open(opts_file, encoding="utf-8") as handle:
+            recorded = json.load(handle).get("module_map")
+    except (OSError, ValueError, AttributeError):
+        return
+    if not recorded:
+        return
+    if not os.path.isfile(recorded):
+        raise ComponentError(f"{opts_file}: the run used the module map {recorded}, which is gone; give "
+                             "--module-map FILE (a map with the run's component names)")
+    use_module_map(recorded)
+
+
 TRIAL_METHODS = ("build_model", "build_training_data_loader", "build_validation_data_loader")
 
 
@@ -132,13 +156,31 @@ def _is_trial_class(candidate: Any) -> bool:
 
 def module_map() -> dict[str, str]:
     """The registered table: public name -> dotted module path."""
-    import module_map as table
-    merged = dict(table.MODULE_MAP)
+    merged = dict(_project_module_map())
     merged.update(installed_components())
     user = os.environ.get(ENV_MODULE_MAP)
     if user:
         merged.update(_user_module_map(user))
     return merged
+
+
+_PROJECT_MAP: dict[str, str] | None = None
+
+
+def _project_module_map() -> dict[str, str]:
+    """The project's own table, module_map.py beside the playground package (in a checkout and in an install),
+    loaded by its path: `import module_map` would find a user's module_map.py first wherever their folder comes
+    earlier on sys.path (the current directory, the folder of their map in a spawned rank) and lose every name
+    the project registers."""
+    global _PROJECT_MAP
+    if _PROJECT_MAP is None:
+        import importlib.util
+        path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), os.pardir, "module_map.py")
+        spec = importlib.util.spec_from_file_location("_playground_project_module_map", os.path.normpath(path))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+        _PROJECT_MAP = dict(module.MODULE_MAP)
+    return _PROJECT_MAP
 
 
 def installed_components() -> dict[str, str]:

@@ -5,17 +5,19 @@ trainer_class.py) and overrides fill the Caffe2-named methods; the concerns of a
 timing, record points, progress, checkpoints, precision, EMA...) are hooks (playground/trainer/). Call order,
 as in Caffe2's AnyExp, with the hook stages (playground/trainer/hook.py) in brackets:
 
-    get_model_input_fun, init_model, planning_output, prep_data_parallel_models, loadCheckpoint, [before_train]
+    get_model_input_fun, init_model, planning_output (init_metrics, init_plots, init_logs), prep_data_parallel_models,
+    loadCheckpoint, [before_train]
     for epoch in list_of_epochs():
         [before_epoch], fun_per_epoch_b4RunNet(epoch)
         for epoch_iter in list_of_epoch_iters():
             [before_iter], fun_per_iter_b4RunNet, run_training_net [after_backward, after_step],
             fun_per_iter_aftRunNetB4Test,
-            [after_iter: every num_train_iteration_per_test iterations a record point, run_testing_net x num_test_iter],
+            [after_iter: every num_train_iteration_per_test iterations a record point, run_testing_net x num_test_iter
+             (after iterations N-1, 2N-1, ...; or 0, N, 2N, ... as the original with record_points_at "caffe2")],
             fun_per_iter_aftRunNetAftTest, [end_of_iter]
         [after_epoch: end-of-epoch test pass, recorded as its own point], checkpoint(epoch), fun_per_epoch_aftRunNet(epoch)
         (a hook may set should_stop, early stopping does: no further epoch starts)
-    [after_train], fun_conclude_operator, createMetricsPlotsModelsOutputs, assembleAllOutputs
+    [after_train], fun_conclude_operator, createMetricsPlotsModelsOutputs (extendMetricsOutput), assembleAllOutputs
 
 Only rank 0 writes files; every rank runs every method and hook. This file only sequences them.
 """
@@ -31,6 +33,8 @@ from playground.checkpoints import checkpointer as ckpt
 from playground.data.batch_stream import build_test_stream, build_train_stream
 from playground.data.forms import as_stream_source
 from playground.outputs.earlier_outputs import set_aside_earlier_outputs
+from playground.options.registry import resolve
+from playground.trainer.meters import MeanTrainingLoss
 from playground.trainer.metrics_book import MetricsBook
 from playground.trainer.model import Model, build_network, build_update_rule
 from playground.outputs.run_outputs import RunOutputs
@@ -104,9 +108,42 @@ class AnyExp:
         self.test_model = Model("test_model", is_train=False)
 
     def planning_output(self) -> None:
-        """Meters from output.metrics, plots from output.plots, logs."""
-        self.book.create_meters(self.opts, self.ctx.meter_classes)
-        self.plotsIngredients = list(self.opts["output"]["plots"])
+        """Meters, plots and logs, as the original: init_metrics(), init_plots(), init_logs()."""
+        self.init_metrics()
+        self.init_plots()
+        self.init_logs()
+
+    def init_metrics(self) -> None:
+        """One meter per output.metrics entry: add_metric(name, getMeterClass(meter_py)(opts, **meter_kargs), is_train)
+        (a mean training loss when none is declared)."""
+        if not self.opts["output"]["metrics"]:
+            self.add_metric("train_loss", MeanTrainingLoss(self.opts), True)
+        for metric in self.opts["output"]["metrics"]:
+            meter_class = self.getMeterClass(metric["meter_py"])
+            self.add_metric(metric["name"], meter_class(opts=self.opts, **metric["meter_kargs"]), metric["is_train"])
+
+    def getMeterClass(self, meterName: str) -> type:
+        """The meter class registered as `meterName` (an output.metrics meter_py)."""
+        for metric in self.opts["output"]["metrics"]:
+            if metric["meter_py"] == meterName and metric["name"] in self.ctx.meter_classes:
+                return self.ctx.meter_classes[metric["name"]]
+        return resolve(meterName, "meter").meter_class()
+
+    def add_metric(self, name: str, calculator: Any, is_train: bool) -> None:
+        """Measure `calculator` (Reset/Add/Compute) at every record point, as metric `name` (its best by the mode
+        the opts resolved for it, else by its name)."""
+        mode = next((m.get("mode") for m in self.opts["output"]["metrics"] if m["name"] == name), None)
+        self.book.add_meter(name, calculator, is_train, mode)
+
+    def init_plots(self) -> None:
+        """One plot per output.plots entry (add_plot)."""
+        for plot in self.opts["output"]["plots"]:
+            self.add_plot(plot["x"], plot["x_title"], plot["ys"], plot["y_title"])
+
+    def add_plot(self, x: str, x_title: str, ys: list[str], y_title: str) -> None:
+        self.plotsIngredients.append({"x": x, "x_title": x_title, "ys": ys, "y_title": y_title})
+
+    def init_logs(self) -> None:
         self.outputs.open_log(self.opts)
 
     def prep_data_parallel_models(self) -> None:
@@ -210,8 +247,18 @@ class AnyExp:
     def fun_conclude_operator(self) -> None:
         pass
 
+    def extendMetricsOutput(self) -> None:
+        """metrics_output gets this session's lists (epochs, samples_per_sec, secs_per_train, one per metric),
+        extending what an earlier call put there."""
+        lists = self.book.lists()
+        if not self.metrics_output:
+            self.metrics_output = lists
+            return
+        for name, values in lists.items():
+            self.metrics_output.setdefault(name, []).extend(values)
+
     def createMetricsPlotsModelsOutputs(self) -> None:
-        self.metrics_output = self.book.lists()
+        self.extendMetricsOutput()
         self.model_output = self.model_path
         self.outputs.draw_plots(self.plotsIngredients, self.metrics_output, self.book)
 

@@ -12,7 +12,7 @@ from typing import Any, Callable
 import torch
 
 from playground.trainer.meter_state import get_state, has_state, reduce_states, set_state
-from playground.trainer.meters import Blobs, MeanTrainingLoss
+from playground.trainer.meters import Blobs
 
 
 class MetricsBook:
@@ -27,15 +27,14 @@ class MetricsBook:
         self._phase: dict[bool, list] = {True: [], False: []}
         self._warned: set[str] = set()
 
-    def create_meters(self, opts: dict, classes: dict[str, type]) -> None:
-        if not opts["output"]["metrics"]:   # nothing declared: the training loss is still worth seeing
-            self.metrics["train_loss"] = {"calculator": MeanTrainingLoss(opts), "output": [], "is_train": True}
-            self._phase[True].append(self.metrics["train_loss"]["calculator"])
-        for metric in opts["output"]["metrics"]:
-            meter = classes[metric["name"]](opts=opts, **metric["meter_kargs"])
-            self.metrics[metric["name"]] = {"calculator": meter, "output": [], "is_train": metric["is_train"],
-                                            "mode": metric.get("mode")}
-            self._phase[metric["is_train"]].append(meter)
+    def add_meter(self, name: str, meter: Any, is_train: bool, mode: str | None = None) -> None:
+        """Measure `meter` as metric `name` (AnyExp.add_metric), best by `mode` (min|max; None: by its name); a second
+        meter of the same name replaces the first."""
+        old = self.metrics.get(name)
+        if old is not None:
+            self._phase[old["is_train"]].remove(old["calculator"])
+        self.metrics[name] = {"calculator": meter, "output": [], "is_train": bool(is_train), "mode": mode}
+        self._phase[bool(is_train)].append(meter)
 
     def add(self, is_train: bool, loss: torch.Tensor | None, output: Any, labels: Any, named: dict | None = None,
             samples: int | None = None) -> None:

@@ -57,3 +57,10 @@ class Trial:
 
     def build_validation_data_loader(self) -> Any:
         raise NotImplementedError
+
+
+def trial_for_checks(trial_class: type, opts: dict) -> Any:
+    """A trial made in the launching process, with rank 0's context on the CPU, for checks before launch."""
+    import torch
+    return trial_class(TrialContext(opts=opts, hparams=opts["model_param"], rank=0, world_size=1,
+                                    device=torch.device("cpu")))

@@ -26,6 +26,7 @@ import torch
 from torch.utils.data import get_worker_info
 
 from playground.data.images.batch_ring import RingBatch, WorkerRing, new_shared, new_token, receiver
+from playground.data.worker_errors import DataError
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -228,7 +229,8 @@ def _affine_plane(plane: np.ndarray, affine: tuple[float, float], out: np.ndarra
     cv2.normalize(plane, out, offset + low * scale, offset + high * scale, cv2.NORM_MINMAX, cv2.CV_32F)
 
 
-def all_failed(samples: Sequence[ImageSample | SkippedRecord]) -> RuntimeError:
+def all_failed(samples: Sequence[ImageSample | SkippedRecord]) -> DataError:
+    """The input's fault, not the program's: the command prints this message alone, without a traceback."""
     reasons = "; ".join(s.reason for s in samples[:3])
-    return RuntimeError(f"every record of a batch of {len(samples)} failed to decode ({reasons}); the "
+    return DataError(f"every record of a batch of {len(samples)} failed to decode ({reasons}); the "
                         "database looks damaged: rebuild it or check the path")

@@ -5,11 +5,17 @@ shadow = d * shadow + (1 - d) * weight, with d = min(ema_decay, (1 + n) / (10 + 
 ema_warmup is on, else ema_decay. The shadow starts as the weights training starts from. With ema_eval, the
 test batches of every record point run with the averaged weights, and the trained weights are put back
 bitwise afterwards. The average and the update count are checkpointed (`hooks.ema` in the checkpoint).
+
+With several ranks, each rank's average of its batch-norm statistics follows its own batches (DDP broadcasts
+rank 0's statistics before a forward, and each rank's forward then updates them with its own batch), while a
+checkpoint holds rank 0's average only. So before every evaluation all ranks take rank 0's average: every rank
+evaluates with the average that checkpoints save, and a resumed run evaluates exactly as an uninterrupted one.
 """
 from __future__ import annotations
 
 import torch
 
+from playground.distribution.collectives import broadcast_tensors_from_writer
 from playground.trainer.hook import Hook
 
 
@@ -47,6 +53,7 @@ class WeightsEMA(Hook):
     def before_test(self, kind: str) -> None:
         if not self.evaluate or self.shadow is None:
             return
+        broadcast_tensors_from_writer(list(self.shadow.values()))
         weights = self._weights()
         self._backup = {name: t.detach().clone() for name, t in weights.items()}
         for name, t in weights.items():

@@ -29,6 +29,11 @@ class Profiler(Hook):
             activities = [torch.profiler.ProfilerActivity.CPU]
             if self.trainer.device.type == "cuda":
                 activities.append(torch.profiler.ProfilerActivity.CUDA)
+            else:
+                # Kineto probes for GPUs even when asked for CPU events only, and on a machine without one
+                # prints "ERROR: gpuGetDeviceCount failed" and "USDT: profiler_start/stop" lines to stderr.
+                # It reads its log level when it first starts (now, unless the user set one).
+                os.environ.setdefault("KINETO_LOG_LEVEL", "6")
             self._profile = torch.profiler.profile(activities=activities, record_shapes=True)
             self._profile.start()
 

@@ -1,5 +1,7 @@
-"""Record points: every num_train_iteration_per_test iterations, and at each epoch end when something is left
-to measure. A point runs the test batches (num_test_iter of them; the full test pass at an epoch end), reduces
+"""Record points: every num_train_iteration_per_test (N) iterations, and at each epoch end when something is left
+to measure. Interval points come after 0-based iterations N-1, 2N-1, ... of each epoch, each closing N
+iterations; with epoch_iter.record_points_at "caffe2", after iterations 0, N, 2N, ... as the original's
+`epoch_iter % num_train_iteration_per_test == 0` (its first point measures one iteration). A point runs the test batches (num_test_iter of them; the full test pass at an epoch end), reduces
 the meters over ranks, computes throughput from the interval timer, lets every hook add to the record
 (`after_record`), then appends it to metrics.jsonl."""
 from __future__ import annotations
@@ -14,9 +16,10 @@ class RecordPoints(Hook):
     def __init__(self, trainer) -> None:
         super().__init__(trainer)
         self.per_test = trainer.opts["epoch_iter"]["num_train_iteration_per_test"]
+        self.first_after = 0 if trainer.opts["epoch_iter"]["record_points_at"] == "caffe2" else self.per_test - 1
 
     def after_iter(self, epoch: int, epoch_iter: int) -> None:
-        if (epoch_iter + 1) % self.per_test == 0:
+        if epoch_iter % self.per_test == self.first_after:
             self.record(epoch, epoch_iter + 1, "interval")
 
     def after_epoch(self, epoch: int) -> None:

@@ -41,3 +41,28 @@ def test_batch_norm_keys_of_the_readme_blob_are_honoured():
     assert all(torch.all(block.bn3.weight == 0.25) for block in net.modules()
                if isinstance(block, torchvision.models.resnet.Bottleneck))
     assert torch.all(net.bn1.weight == 1.0)
+
+
+def test_memonger_recomputes_the_stages_with_the_same_loss_gradients_and_statistics():
+    def built(memonger: bool) -> tuple[nn.Module, nn.Module]:
+        torch.manual_seed(0)
+        opts = resnet_opts(input={"num_classes": 4}, model={"forward_pass_py": "caffe2_resnet50_default_forward"},
+                           model_param={"memonger": memonger})
+        return gen_forward_pass_builder_fun(trainer_stub(opts), None, [(torch.zeros(3, 16, 16), 0)], True)
+
+    (plain, loss_fn), (saving, _) = built(False), built(True)
+    assert plain.state_dict().keys() == saving.state_dict().keys()
+    assert all(type(getattr(saving, s)).__name__ == "CheckpointedSequential" for s in ("layer1", "layer4"))
+    x, y = torch.randn(2, 3, 32, 32), torch.tensor([1, 3])
+    losses = []
+    for net in (plain, saving):
+        net.train()
+        loss = loss_fn(net(x), y)
+        loss.backward()
+        losses.append(loss.detach())
+    torch.testing.assert_close(losses[1], losses[0])
+    grads = dict(saving.named_parameters())
+    for name, p in plain.named_parameters():
+        torch.testing.assert_close(grads[name].grad, p.grad, rtol=1e-5, atol=1e-6, msg=name)
+    for name, buffer in plain.state_dict().items():
+        torch.testing.assert_close(saving.state_dict()[name], buffer, rtol=1e-5, atol=1e-6, msg=name)

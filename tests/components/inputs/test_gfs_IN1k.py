@@ -10,7 +10,7 @@ from playground.api import prepare_opts, run
 from playground.data.records.db_records import RecordReadError
 from playground.data.records.record_format import ImageRecord, pack_record, record_key
 from playground.options.layers import OptsError
-from tests.conftest import tiny_opts
+from tests.conftest import run_cli, tiny_opts
 from tests.image_lmdbs import caffe_datums, corrupt_record, make_image_lmdb, write_caffe_lmdb
 
 
@@ -96,3 +96,14 @@ def test_a_caffe_label_outside_num_classes_names_database_record_and_key(tmp_pat
     with pytest.raises(LabelError, match=rf"^{db}: record \d+ \(key '[^']+'\) has label 2, outside input.num_classes "
                                          r"\(2; labels are 0 to 1\)"):
         run(opts, run_dir=str(tmp_path / "run"))
+
+
+def test_a_database_whose_every_record_is_corrupt_stops_with_its_message_alone(tmp_path, opts_file):
+    db = make_image_lmdb(tmp_path, classes=2, per_class=4)
+    for index in range(8):
+        corrupt_record(db, record_key(index), pack_record(ImageRecord(label=0, payload=b"\x89PNG\r\n\x1a\n cut")))
+    opts = image_opts(str(db), bad_record="skip", num_classes=2)
+    opts["epoch_iter"].update(num_train_sample_per_epoch=8, num_train_iteration_per_test=1)
+    proc = run_cli("--parameters-file", opts_file(opts), "--run-dir", str(tmp_path / "run"))
+    assert proc.returncode == 1
+    assert "every record of a batch of 8 failed to decode" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

@@ -12,7 +12,8 @@ import pytest
 from playground.checkpoints import preemption
 from playground.checkpoints.preemption import EXIT_PREEMPTED, Preemption
 from tests.playground.checkpoints.interrupted_runs import (UNHINDERED, RunFolder, assert_same_records,
-                                                           assert_same_training_state, checkpoint_opts, kill_group)
+                                                           assert_same_training_state, checkpoint_opts, kill_group,
+                                                           wait_gone)
 
 
 def test_a_signal_is_a_stop_request_and_only_a_late_second_one_interrupts(monkeypatch):
@@ -68,6 +69,26 @@ def test_sigterm_stops_both_ranks_of_a_gloo_run_that_then_resumes_exactly(tmp_pa
     rng = random.Random(2)
     interrupt(run, 2, lambda p: os.kill(p.pid, signal.SIGTERM), rng)      # to the launcher, which forwards it
     interrupt(run, 2, lambda p: kill_group(p, signal.SIGTERM), rng)       # to every process of the job at once
+    code, output = run.run(env=UNHINDERED)
+    assert code == 0, output
+    assert_same_training_state(run.checkpoint(), uninterrupted(2).run.checkpoint())
+    assert_same_records(run, uninterrupted(2).run)
+
+
+@pytest.mark.slow
+def test_a_sigkill_of_the_launcher_is_reported_as_its_death_and_the_run_resumes_exactly(tmp_path, uninterrupted):
+    # The ranks get SIGTERM from the kernel when the launcher dies (PR_SET_PDEATHSIG); nobody sent a SIGTERM.
+    run = RunFolder(tmp_path, "orphaned", checkpoint_opts(ranks=2), env=SLOWER)
+    process = run.start()
+    assert run.wait_for_training(process, 2), run.output()
+    pids = list(run.rank_pids().values())
+    time.sleep(0.2)
+    os.kill(process.pid, signal.SIGKILL)
+    assert process.wait(timeout=60) == -signal.SIGKILL
+    wait_gone(pids, timeout=120)
+    output = run.output()
+    assert f"playground: stopped by the death of its launcher (pid {process.pid}); a checkpoint was written" in output
+    assert "SIGTERM" not in output, output
     code, output = run.run(env=UNHINDERED)
     assert code == 0, output
     assert_same_training_state(run.checkpoint(), uninterrupted(2).run.checkpoint())

@@ -78,3 +78,18 @@ def test_the_converted_file_keeps_the_originals_epoch_lr_and_best_metric(tmp_pat
     assert (saved["epoch"], saved["best_metric"]) == (12, 0.5)
     assert abs(saved["lr"] - 0.05) < 1e-7 and isinstance(saved["lr"], float)
     assert set(saved["model"]) >= {"conv1.weight", "bn1.running_mean"}
+
+
+def test_epoch_lr_and_best_metric_beside_the_blobs_are_kept(tmp_path, capsys):
+    # the original's shape: {"blobs": {...}, "epoch": 7, "lr": ..., "best_metric": ...}, numpy scalars, protocol 2
+    blobs = make_blobs(False, (2, 2, 2, 2), width=4, in_channels=1, num_classes=4, stem_kernel=3)
+    original = {"blobs": {f"gpu_0/{name}": value for name, value in blobs.items()},
+                "epoch": np.int64(7), "lr": np.float32(0.025), "best_metric": np.float64(0.75)}
+    (tmp_path / "original.pkl").write_bytes(pickle.dumps(original, protocol=2))
+    proc = convert(capsys, str(tmp_path / "original.pkl"), str(tmp_path / "weights.pt"))
+    assert proc.returncode == 0, proc.stderr
+    assert "kept from the checkpoint: best_metric 0.75, epoch 7, lr 0.025" in proc.stdout
+    saved = torch.load(tmp_path / "weights.pt", weights_only=True)
+    assert (saved["epoch"], saved["best_metric"]) == (7, 0.75) and isinstance(saved["epoch"], int)
+    assert abs(saved["lr"] - 0.025) < 1e-7
+    assert set(saved["model"]) >= {"conv1.weight", "bn1.running_mean"}

@@ -22,5 +22,7 @@ def test_the_demo_builds_the_digits_and_a_short_run_beats_chance_clearly(tmp_pat
     assert f"checkpoints:       {run_dir / 'checkpoints'}" in out
 
     assert demo.main(["--data", str(data), "--run-dir", str(tmp_path / "again"), *SHORT,
-                      "--set", "epoch_iter.num_train_sample_per_epoch=64"]) == 0
+                      "--set", "epoch_iter.num_train_sample_per_epoch=64", "--set", "epoch_iter.num_epochs=3"]) == 0
     assert "building" not in capsys.readouterr().out     # the LMDBs are reused
+    # the demo keeps 'last' and 'best' (or the one before), not every epoch's checkpoint (15 of them, 82 MB)
+    assert len(list((tmp_path / "again" / "checkpoints").glob("*.pt"))) == 2

@@ -39,3 +39,19 @@ def test_zero_epochs_with_a_pretrained_model_evaluates_it(tmp_path):
     run(opts, run_dir=str(tmp_path / "zero"))
     [record] = full_passes(tmp_path / "zero")
     assert record["test_loss"] == full_passes(tmp_path / "run")[-1]["test_loss"]
+
+
+def test_eval_and_predict_of_a_candle_run_folder_say_what_they_support(tmp_path, capsys):
+    from playground.candle.runner import CandleCommand, run_candle
+    from tests.conftest import REPO
+    script = str(REPO / "experiments" / "candle_digits" / "digits_mlp_candle.py")
+    assert run_candle(CandleCommand(script, sets=["epochs=1"], run_dir=str(tmp_path / "c1"))) == 0
+    capsys.readouterr()
+    checkpoint = next((tmp_path / "c1" / "checkpoints").glob("*.pt"))
+    for command in (["eval", str(tmp_path / "c1")], ["eval", str(checkpoint)],
+                    ["predict", str(tmp_path / "c1"), "--output", str(tmp_path / "p.npy")]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "opts." not in err, err
+        assert f"is from a run of the CANDLE script {script} (`playground candle`)" in err
+        assert "read runs of opts blobs and trial classes (`playground run`) only" in err

@@ -289,6 +289,16 @@ def test_every_experiment_still_validates(name):
         assert all(p.endswith("does not exist") for p in err.problems), err.problems
 
 
+@pytest.mark.parametrize("name", sorted(p.name for p in (DATA.parent.parent / "experiments").rglob("*.json")))
+def test_no_experiment_of_the_project_writes_a_key_with_no_effect(name):
+    # "accepted with no effect in PyTorch" is for a user who wrote a Caffe2 key; the project's own files,
+    # which users copy, must not print it on every run
+    opts = json.loads(next((DATA.parent.parent / "experiments").rglob(name)).read_text())["opts"]
+    for path in (o.path for o in BUILTIN_OPTS if o.inert):
+        section, key = path.split(".")
+        assert key not in opts.get(section, {}), f"{name} writes {path}"
+
+
 def test_defaults_file_values_mean_what_they_mean_in_json_and_bare_keys_may_name_component_keys(tmp_path):
     from playground.launch.prepare import known_paths
     path = tmp_path / "defaults.ini"

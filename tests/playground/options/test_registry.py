@@ -155,3 +155,30 @@ def test_an_installed_package_contributes_components_through_entry_points(tmp_pa
         assert "extra_linear" not in (REPO / "module_map.py").read_text()
     finally:
         subprocess.run(pip + ["uninstall", "-y", "pg-extra-components-test"], capture_output=True, timeout=300)
+
+
+@pytest.mark.slow   # a 2-rank run, an eval and a predict, as real processes
+def test_a_users_module_map_py_in_the_current_folder_extends_the_projects_in_ranks_eval_and_predict(tmp_path):
+    import json
+
+    from tests.conftest import run_cli, tiny_opts
+    folder = _user_folder(tmp_path)          # module_map.py (my_linear) beside the opts, the folder we run in
+    opts = tiny_opts(model={"forward_pass_py": "my_linear"}, epoch_iter={"num_epochs": 1})
+    opts["distributed"]["num_cpus"] = 2
+    opts["epoch_iter"]["batch_per_device"] = 8
+    opts["output"]["plots"] = []
+    (folder / "exp.json").write_text(json.dumps({"opts": opts}))
+    env = {"PLAYGROUND_MODULE_MAP": ""}
+    run_dir = tmp_path / "run"
+    proc = run_cli("run", "--parameters-file", "exp.json", "--run-dir", str(run_dir), script="playground",
+                   cwd=folder, env=env)
+    assert proc.returncode == 0, proc.stderr    # the ranks knew basic_model, sgd_optimizer ... and my_linear
+    assert json.loads((run_dir / "opts.json").read_text())["module_map"] == str(folder / "module_map.py")
+    # elsewhere, without --module-map: the run folder says which map its components come from
+    proc = run_cli("eval", str(run_dir), script="playground", cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert list(run_dir.glob("eval-*/eval.json"))
+    proc = run_cli("predict", str(run_dir), "--output", str(tmp_path / "p.npy"), script="playground", cwd=tmp_path,
+                   env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "p.npy").exists()

@@ -1,6 +1,7 @@
 """SIGKILL chaos with every training-step feature on (bf16, accumulation, clipping, EMA) and a user hook with
 state, in one process: the resumed run ends bitwise where an uninterrupted run ends, hook states
-included, with the same record points (machinery of tests/playground/checkpoints/test_resume_chaos.py)."""
+included, with the same record points (machinery of tests/playground/checkpoints/test_resume_chaos.py); and EMA
+evaluation of a batch-norm network on 2 gloo ranks, killed and resumed, with the same records."""
 from __future__ import annotations
 
 import glob
@@ -54,3 +55,29 @@ def test_resume_after_kills_with_every_feature_and_a_user_hook_matches_an_uninte
                           {k: v for k, v in b["hooks"].items() if k not in timing}, "hooks")
     assert a["hooks"]["step_counter"] == {"steps": 3 * 8} and a["hooks"]["ema"]["updates"] == 3 * 8
     assert_same_records(chaos, whole)
+
+
+def test_ema_evaluation_on_two_ranks_with_batch_norm_resumes_with_the_same_records(tmp_path):
+    # Each rank's batch-norm statistics follow its own batches, so each rank's average of them differs while a
+    # checkpoint holds rank 0's: every rank must evaluate with rank 0's average, or a resumed run's test
+    # records differ from an uninterrupted run's although weights, optimizer and hook states are equal.
+    def opts() -> dict:
+        o = checkpoint_opts(ranks=2)
+        o["model"]["forward_pass_py"] = "small_cnn_forward"
+        o["model_param"].update(ema_decay=0.9, ema_eval=True)
+        o["output"]["ckpt_every_n_iters"] = 3
+        return o
+
+    whole = RunFolder(tmp_path, "whole", opts())
+    code, output = whole.run(env=UNHINDERED)
+    assert code == 0, output
+    resumed = RunFolder(tmp_path, "resumed", opts())
+    # rank 0 dies right after its third checkpoint (iteration 9 of 48, two record points written)
+    code, output = resumed.run(env=dict(UNHINDERED, PLAYGROUND_TEST_KILL_AFTER="playground.checkpoints.published.set_pointer:3"))
+    assert code != 0 and len(resumed.records()) == 2, output
+    code, output = resumed.run(env=UNHINDERED)
+    assert code == 0, output
+    a, b = resumed.checkpoint(), whole.checkpoint()
+    assert_same_training_state(a, b)
+    _assert_equal_tensors(a["hooks"]["ema"], b["hooks"]["ema"], "hooks.ema")
+    assert_same_records(resumed, whole)

@@ -14,10 +14,10 @@ from tests.conftest import tiny_opts
 TESTS = {"test_loss", "test_accuracy_top1"}
 
 
-def train_records(run_dir) -> list[dict]:
+def train_records(run_dir, tensorboard: bool = False) -> list[dict]:
     """2 epochs of 4 iterations, a record point every 2: each epoch's end has an interval point and a full pass
-    at the same iteration."""
-    run(tiny_opts(output={"tensorboard": True}), run_dir=str(run_dir))
+    at the same iteration. The records decide what the hook writes (`scalars`), with or without the package."""
+    run(tiny_opts(output={"tensorboard": tensorboard}), run_dir=str(run_dir))
     return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
 
 
@@ -44,7 +44,7 @@ def test_the_event_file_holds_both_test_series(tmp_path):
     event_accumulator = pytest.importorskip(
         "tensorboard.backend.event_processing.event_accumulator",
         reason="the tensorboard package is not installed: the tags are tested through scalars() above")
-    records = train_records(tmp_path / "run")
+    records = train_records(tmp_path / "run", tensorboard=True)
     events = event_accumulator.EventAccumulator(str(tmp_path / "run" / "tensorboard"))
     events.Reload()
     read = sorted((tag, e.step, round(e.value, 5)) for tag in events.Tags()["scalars"] for e in events.Scalars(tag))

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from playground.api import run
-from tests.conftest import tiny_opts
+from tests.conftest import run_cli, tiny_opts
 
 
 def records(run_dir) -> list[dict]:
@@ -83,11 +83,24 @@ def test_the_profiler_traces_a_window_of_iterations_into_the_run_folder(tmp_path
     assert "profile of 2 iteration(s) from iteration 1" in log and "Self CPU" in log
 
 
-def test_tensorboard_without_its_package_warns_and_the_run_goes_on(tmp_path):
+def test_tensorboard_without_its_package_is_an_opts_error_naming_the_key_and_the_fix(tmp_path, opts_file):
     try:
         import tensorboard  # noqa: F401
         pytest.skip("tensorboard is installed here: the event files are written instead")
     except ImportError:
         pass
-    run(tiny_opts(output={"tensorboard": True}, epoch_iter={"num_epochs": 1}), run_dir=str(tmp_path / "run"))
-    assert "the tensorboard package is not installed" in (tmp_path / "run" / "train.log").read_text()
+    opts = tiny_opts(output={"tensorboard": True}, epoch_iter={"num_epochs": 1})
+    proc = run_cli("--parameters-file", opts_file(opts), "--run-dir", str(tmp_path / "run"))
+    assert proc.returncode == 2, proc.stderr
+    assert "opts.output.tensorboard: true, but the tensorboard package is not installed" in proc.stderr
+    assert "pip install tensorboard" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "run" / "metrics.jsonl").exists()
+
+
+def test_the_profiler_on_a_cpu_run_prints_no_gpu_errors(tmp_path, opts_file):
+    opts = tiny_opts(output={"profile_start_iter": 1, "profile_num_iters": 1}, epoch_iter={"num_epochs": 1})
+    opts["output"]["plots"] = []
+    proc = run_cli("--parameters-file", opts_file(opts), "--run-dir", str(tmp_path / "run"))
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "run" / "profile" / "trace.json").exists()
+    assert "gpuGetDeviceCount" not in proc.stderr + proc.stdout and "USDT" not in proc.stderr + proc.stdout

@@ -3,13 +3,14 @@ equal to one rank's, hooks and loss from the class, and opts that need no input 
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
 from playground.api import run
 from playground.options.loader import resolve_opts
 from playground.options.layers import OptsError
-from tests.conftest import load_experiment
+from tests.conftest import REPO, load_experiment, run_cli
 from tests.playground.trainer.test_anyexp import user_modules  # noqa: F401 - the fixture: modules outside the repository
 
 # The digits trial with lr 0 (so one and two ranks evaluate the same network) and its data in a chosen form.
@@ -160,3 +161,36 @@ def test_a_trial_name_that_is_no_trial_class_is_refused_naming_what_it_lacks(use
     opts = trial_opts(f"{module}.NotATrial")
     with pytest.raises(OptsError, match="build_training_data_loader"):
         resolve_opts([("opts", opts)])
+
+
+STREAM_TRIAL = '''
+import torch
+from torch.utils.data import IterableDataset
+from experiments.digits_trial.digits_trial import DigitsTrial
+
+
+class Rows(IterableDataset):
+    def __init__(self, x, y):
+        self.x, self.y = torch.from_numpy(x), torch.from_numpy(y)
+
+    def __iter__(self):
+        return iter(zip(self.x, self.y))
+
+
+class StreamTrial(DigitsTrial):
+    def build_training_data_loader(self):
+        return Rows(self.x_train, self.y_train)
+'''
+
+
+def test_a_trial_whose_iterable_training_data_has_no_length_is_refused_before_launch(tmp_path, opts_file):
+    (tmp_path / "stream_trial.py").write_text(STREAM_TRIAL)
+    opts = trial_opts("stream_trial.StreamTrial")
+    opts["epoch_iter"]["num_train_sample_per_epoch"] = 0     # one full pass: the data must say how long it is
+    env = {"PYTHONPATH": f"{tmp_path}{os.pathsep}{REPO}"}
+    for extra in (["--dry-run"], []):
+        proc = run_cli("--parameters-file", opts_file(opts), "--run-dir", str(tmp_path / "run"), *extra, env=env)
+        assert proc.returncode == 2, proc.stderr
+        assert ("trial stream_trial.StreamTrial: build_training_data_loader(): the training data is an iterable "
+                "dataset without a length; set opts.epoch_iter.num_train_sample_per_epoch") in proc.stderr
+        assert "Traceback" not in proc.stderr and not (tmp_path / "run" / "metrics.jsonl").exists()

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from playground.data.images.image_batch import IMAGENET_MEAN, IMAGENET_STD, ImageBatcher, ImageSample, SkippedRecord
+from playground.data.worker_errors import DataError
 
 
 CPU = torch.device("cpu")
@@ -56,7 +57,7 @@ def test_skipped_records_are_left_out_and_counted_and_an_all_bad_batch_is_an_err
     good = ImageSample(np.zeros((2, 2, 3), np.uint8), 3)
     images, labels, skipped = ImageBatcher(3)([SkippedRecord("db: record '1': bad"), good])
     assert images.shape[0] == 1 and labels.tolist() == [3] and skipped == 1
-    with pytest.raises(RuntimeError, match="every record of a batch of 2 failed to decode \\(db: record '1'"):
+    with pytest.raises(DataError, match="every record of a batch of 2 failed to decode \\(db: record '1'"):
         ImageBatcher(3)([SkippedRecord("db: record '1': bad"), SkippedRecord("db: record '2': bad")])
 
 

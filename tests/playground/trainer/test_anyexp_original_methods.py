@@ -1,0 +1,110 @@
+"""The original AnyExp's set-up and output methods (init_metrics, getMeterClass, add_metric, init_plots, add_plot,
+init_logs, extendMetricsOutput), called where Caffe2's AnyExp called them so that an override of any of them
+works, and the two timings of interval record points (epoch_iter.record_points_at)."""
+from __future__ import annotations
+
+import json
+import logging
+import sys
+
+import pytest
+
+from playground.api import run
+from tests.conftest import tiny_opts
+from tests.playground.trainer.test_anyexp import user_modules  # noqa: F401 - the fixture: modules outside the repository
+
+# Written as for Caffe2's Playground: its own meter, plot and log set-up, and an extra output list.
+ORIGINAL_OVERRIDE = '''
+CALLS = []
+
+
+class CountBatches:
+    """An original-style meter: Reset, Add, Compute."""
+    def __init__(self, opts=None):
+        self.Reset()
+
+    def Reset(self):
+        self.n = 0
+
+    def Add(self, *args):
+        self.n += 1
+
+    def Compute(self):
+        return float(self.n)
+
+
+def init_metrics(self):
+    CALLS.append("init_metrics")
+    super(type(self), self).init_metrics()
+    self.add_metric("train_batches", CountBatches(self.opts), True)
+
+
+def getMeterClass(self, meterName):
+    CALLS.append("getMeterClass " + meterName)
+    return super(type(self), self).getMeterClass(meterName)
+
+
+def add_metric(self, name, calculator, is_train):
+    CALLS.append("add_metric " + name)
+    super(type(self), self).add_metric(name, calculator, is_train)
+
+
+def init_plots(self):
+    CALLS.append("init_plots")
+    self.add_plot("epochs", "epochs", ["train_batches"], "batches per record point")
+
+
+def add_plot(self, x, x_title, ys, y_title):
+    CALLS.append("add_plot " + y_title)
+    super(type(self), self).add_plot(x, x_title, ys, y_title)
+
+
+def init_logs(self):
+    CALLS.append("init_logs")
+    super(type(self), self).init_logs()
+
+
+def extendMetricsOutput(self):
+    CALLS.append("extendMetricsOutput")
+    super(type(self), self).extendMetricsOutput()
+    self.metrics_output["train_batches_total"] = [sum(v for v in self.metrics_output["train_batches"] if v)]
+'''
+
+
+def test_an_original_override_of_each_set_up_and_output_method_is_called_where_the_original_called_it(
+        tmp_path, user_modules, caplog):
+    module = user_modules("original_override", ORIGINAL_OVERRIDE)
+    opts = tiny_opts(model={"additional_override_py": module},
+                     epoch_iter={"num_epochs": 1, "num_train_sample_per_epoch": 64, "batch_per_device": 16,
+                                 "num_train_iteration_per_test": 2})
+    with caplog.at_level(logging.WARNING, logger="playground"):
+        result = run(opts, run_dir=str(tmp_path / "run"))
+    assert "not a trainer method" not in caplog.text
+    names = [m["name"] for m in opts["output"]["metrics"]]
+    meters = [f"getMeterClass {m['meter_py']}" for m in opts["output"]["metrics"]]
+    assert sys.modules[module].CALLS == (
+        ["init_metrics"] + [call for pair in zip(meters, (f"add_metric {n}" for n in names)) for call in pair]
+        + ["add_metric train_batches", "init_plots", "add_plot batches per record point", "init_logs",
+           "extendMetricsOutput"])
+    # 4 iterations: points after iterations 2 and 4, and the epoch's end (no batch since the last point)
+    assert result["metrics"]["train_batches"] == [2.0, 2.0, 0.0]
+    assert result["metrics"]["train_batches_total"] == [4.0]
+    assert len(list((tmp_path / "run").glob("plot*.png"))) == 1     # the override's plot, not the opts' two
+    records = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["train_batches"] for r in records] == [2.0, 2.0, 0.0]
+
+
+@pytest.mark.parametrize("timing, interval_points", [("interval_end", [4, 8]), ("caffe2", [1, 5])])
+def test_interval_record_points_close_n_iterations_or_fire_at_the_originals_iterations(tmp_path, timing,
+                                                                                      interval_points):
+    opts = tiny_opts(epoch_iter={"num_epochs": 2, "num_train_sample_per_epoch": 128, "batch_per_device": 16,
+                                 "num_train_iteration_per_test": 4, "num_test_iter": 1,
+                                 "record_points_at": timing})
+    opts["output"]["plots"] = []
+    run(opts, run_dir=str(tmp_path / "run"))
+    records = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    # a record's epoch_iter counts the epoch's iterations done: i + 1 after 0-based iteration i
+    expected = [(epoch, "interval", done) for epoch in (0, 1) for done in interval_points]
+    expected += [(0, "epoch", 8), (1, "epoch", 8)]
+    assert sorted((r["epoch"], r["kind"], r["epoch_iter"]) for r in records) == sorted(expected)
+    assert [r["kind"] for r in records] == ["interval", "interval", "epoch"] * 2
