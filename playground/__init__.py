@@ -17,6 +17,7 @@ The framework, one subpackage per part of the architecture:
     commands/      the `playground` command line (nothing else imports it)
     compat/        other tools' APIs on playground (candle/: candle_lib's, for CANDLE scripts); the core never
                    imports them
+    processes/     exit codes, the user-error base class, the one supervisor of child processes
     api.py         the public surface components and scripts import
 
 Importing this package is cheap; heavy modules (torch, cv2, matplotlib) are imported where they are used.
@@ -75,6 +76,8 @@ _MOVED = {
     "sweeps.reports": "sweeps.operations.reports", "sweeps.rebuild": "sweeps.operations.rebuild",
     "sweeps.preview": "sweeps.operations.preview", "sweeps.selftest": "sweeps.operations.selftest",
     "sweeps.slurm": "sweeps.operations.slurm", "sweeps.serve": "sweeps.operations.serve",
+    # restarts/child.py became the supervisor's start_child
+    "restarts.child": "processes.supervisor",
 }
 
 

@@ -45,6 +45,8 @@ _EXPORTS = {
     **{name: "playground.options.value_types" for name in (
         "AnyOf", "Anything", "Bool", "Choice", "Float", "Int", "ListOf", "Mapping", "Nullable", "Record", "Str")},
     "OptsError": "playground.options.layers",
+    # errors the user must fix: raise one (or a subclass) and the run ends with its message alone (README)
+    "UserError": "playground.processes.exit_codes",
     # rendezvous
     "fresh_attempt_store": "playground.distribution.rendezvous",
     "run_id": "playground.distribution.rendezvous",
@@ -103,8 +105,9 @@ def run(opts: dict, run_dir: str | None = None, sets: list[str] | None = None,
     if topology.spawns:
         from playground.launch.jobs import TRAIN
         from playground.launch.spawn import launch
+        from playground.processes.exit_codes import EXIT_DONE
         code = launch(prepared, TRAIN)
-        if code != 0:
+        if code != EXIT_DONE:
             raise RuntimeError(f"the run in {prepared.run_dir} exited with code {code}")
         with open(os.path.join(prepared.run_dir, "results.json"), encoding="utf-8") as handle:
             return json.load(handle)

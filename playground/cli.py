@@ -57,14 +57,16 @@ def add_module_map_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(module, args: argparse.Namespace) -> int:
-    if args.module_map:
-        from playground.options.registry import ComponentError, use_module_map
-        try:
+    """The command's exit code; a user error that reaches here is one line and EXIT_USAGE, never a traceback."""
+    from playground.processes.exit_codes import EXIT_DONE, EXIT_USAGE, UserError, error_line
+    try:
+        if args.module_map:
+            from playground.options.registry import use_module_map
             use_module_map(args.module_map)
-        except ComponentError as err:
-            print(f"playground: error: {err}", file=sys.stderr)
-            return 2
-    return int(module.main(args) or 0)
+        return int(module.main(args) or EXIT_DONE)
+    except UserError as err:
+        print(error_line(err), file=sys.stderr)
+        return EXIT_USAGE
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,6 +88,8 @@ def exit_command(code: int) -> NoReturn:
     """End the process of a command that returned `code`, sparing it a second of collection at shutdown
     (playground/launch/process_exit.py). Only for entry points: tests and the API call main() in-process."""
     from playground.launch.process_exit import freeze_for_exit
+    from playground.processes.supervisor import ignore_stop_signals
+    ignore_stop_signals()   # the command is over: a late SIGTERM (a scheduler's) must not turn its code into 143
     freeze_for_exit()
     sys.exit(code)
 

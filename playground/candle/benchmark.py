@@ -16,6 +16,7 @@ import sys
 
 from playground.candle.params import read_defaults_file, resolve_params
 from playground.options.layers import OptsError
+from playground.processes.exit_codes import EXIT_USAGE
 
 _command_defaults_file: str | None = None       # set by `playground candle --defaults-file`
 _under_command = False
@@ -36,7 +37,7 @@ def initialize_parameters(default_model: str, file_path: str | None = None,
                                           additional_definitions, required)
     except OptsError as err:
         print(f"playground candle: error: {err}", file=sys.stderr)
-        raise SystemExit(2) from None
+        raise SystemExit(EXIT_USAGE) from None
     for line in warnings:
         print(f"playground candle: warning: {line}", file=sys.stderr)
     return params

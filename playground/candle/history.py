@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from playground.processes.exit_codes import UserError
 
-class HistoryError(TypeError):
+
+class HistoryError(UserError, TypeError):
     """run(params) returned something that is not a history; the message says what was accepted."""
 
 

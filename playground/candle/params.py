@@ -11,11 +11,11 @@ together as one `OptsError` whose lines name the key and the layer (file) its va
 """
 from __future__ import annotations
 
-import difflib
 import json
 from typing import Any
 
 from playground.options.value_types import Bool, Choice, Float, Int, ListOf, OptType, OptTypeError, Str, from_python_type
+from playground.options.did_you_mean import did_you_mean
 from playground.options.layers import OptsError, describe_origin, literal_value, merge, read_ini
 
 # CANDLE's common parameters (a subset of its default_utils table) and ckpt_keras_utils' keys, with their types.
@@ -134,5 +134,5 @@ def resolve_params(layers: list[tuple[str, dict]], definitions: list[dict] | Non
 
 def _closest(key: str, known: set[str]) -> str:
     """A hint only for keys that look like a typo of a known one; other unknown keys are the script's own."""
-    match = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.8)
-    return f"; did you mean {match[0]}?" if match and match[0] != key else ""
+    hint = did_you_mean(key, sorted(known), cutoff=0.8)
+    return f"; {hint}" if hint else ""

@@ -21,7 +21,7 @@ from playground.candle.list_values import ListValueError, split_candle_list
 from playground.candle.params import read_defaults_file, read_parameters_file, parse_set, resolve_params
 from playground.candle.script_process import run_keys, script_argv, script_process
 from playground.options.layers import OptsError
-from playground.checkpoints.preemption import EXIT_PREEMPTED
+from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED, EXIT_USAGE, UserError
 from playground.restarts.fence import Fence
 
 log = logging.getLogger("playground")
@@ -62,7 +62,7 @@ def _run_candle_once(command: CandleCommand) -> int:
             return _run(module, params, command.script, run_dir, command.test)
     except OptsError as err:
         print(f"playground candle: error: {err}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
 
 
 def command_sets(command: CandleCommand) -> dict:
@@ -110,15 +110,15 @@ def _run_test(command: CandleCommand) -> int:
     test = CandleCommand(command.script, command.defaults_file, command.parameters_file, command.sets, run_dir,
                          test=True, script_args=[*command.script_args, *(f"--{item}" for item in TEST_SETS)])
     code = _run_candle_once(test)
-    if code != 0:
+    if code != EXIT_DONE:
         print(f"playground candle: test FAILED (exit code {code}; the first error is above). Run folder kept: "
               f"{run_dir}", file=sys.stderr)
-        return 2 if code == 2 else 1
+        return EXIT_USAGE if code == EXIT_USAGE else EXIT_FAILED
     print(f"test passed: {command.script} ran one epoch; its checkpoint was written, read back and equal to the "
           f"model, optimizer and random state in memory\n  run folder: {run_dir}{' (temporary, removed)' if own else ''}")
     if own:
         shutil.rmtree(run_dir, ignore_errors=True)
-    return 0
+    return EXIT_DONE
 
 
 def load_script(path: str) -> ModuleType:
@@ -198,10 +198,8 @@ def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool
     from playground.candle.candle_lib_callback import recorded_checkpoint_values
     from playground.candle.history import history_lists
     from playground.candle.run_folder import CandleRunFolder, activate
-    from playground.checkpoints.files import CheckpointError
     from playground.checkpoints.preemption import Preempted
     from playground.outputs.run_log import close_logging, setup_logging
-    from playground.launch.one_batch_check import CheckError
     from playground.launch.spawn import fenced_line
     from playground.restarts.fence import Fenced
 
@@ -211,10 +209,10 @@ def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool
         folder.write_opts(params)
     except OSError as err:
         print(f"playground candle: error: --run-dir {run_dir}: cannot write there: {err.strerror}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except Fenced as err:
         print(fenced_line(err), file=sys.stderr)
-        return EXIT_PREEMPTED
+        return EXIT_STOPPED
     setup_logging(run_dir, 0)
     activate(folder)     # the checkpoint helper finds it, and installs the stop handler: without the helper a
                          # SIGTERM stops the script at once, as it would outside playground
@@ -237,22 +235,22 @@ def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool
         if test and folder.model_path is None:
             log.error("playground candle: the test wrote no checkpoint: does run(params) save with the checkpoint "
                       "helper (playground.candle.CandleCheckpoint)?")
-            return 1
-        return 0
+            return EXIT_FAILED
+        return EXIT_DONE
     except Fenced as err:
         print(fenced_line(err), file=stderr)
-        return EXIT_PREEMPTED
+        return EXIT_STOPPED
     except Preempted as stop:
         log.info("stopped by %s after a checkpoint; re-run the same command (same --run-dir) to resume. Exit code "
-                 "%d.", stop, EXIT_PREEMPTED)
-        return EXIT_PREEMPTED
-    except (CheckpointError, CheckError) as err:
+                 "%d.", stop, EXIT_STOPPED)
+        return EXIT_STOPPED
+    except UserError as err:   # a checkpoint that cannot be written, a history it cannot read
         log.error("playground candle: error: %s", err)
-        return 1
+        return EXIT_FAILED
     except Exception:  # noqa: BLE001 - the script's own failure: its traceback, then exit 1
         traceback.print_exc()
         log.error("playground candle: %s failed (traceback above)", script)
-        return 1
+        return EXIT_FAILED
     finally:
         sys.stdout, sys.stderr = stdout, stderr
         train_log.close()

@@ -17,8 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from playground.processes.exit_codes import UserError
 
-class Caffe2PickleError(ValueError):
+
+class Caffe2PickleError(UserError, ValueError):
     """The file is not a readable Caffe2 Playground checkpoint (or holds something other than arrays)."""
 
 

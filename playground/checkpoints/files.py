@@ -19,13 +19,14 @@ from typing import IO, Any, Callable
 import torch
 
 from playground.outputs.atomic_files import fsync_folder, write_json, write_with
+from playground.processes.exit_codes import UserError
 from playground.restarts.fence import Fenced
 
 FORMAT = "playground-checkpoint"
 VERSION = 1
 
 
-class CheckpointError(RuntimeError):
+class CheckpointError(UserError, RuntimeError):
     """A checkpoint could not be written or read; the message names the file."""
 
 

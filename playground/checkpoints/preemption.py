@@ -1,7 +1,7 @@
 """SIGTERM and SIGINT become a request to checkpoint at the next iteration boundary and exit.
 
 Schedulers (Slurm, Kubernetes) send SIGTERM before killing a job. The trainer finishes the current iteration,
-writes a checkpoint, and the process exits with EXIT_PREEMPTED so a wrapper can requeue the same command,
+writes a checkpoint, and the process exits with EXIT_STOPPED (75) so a wrapper can requeue the same command,
 which resumes. All ranks agree on the stop (a MAX over ranks, every AGREE_EVERY iterations and at each epoch
 end) so none is left waiting in a collective.
 
@@ -24,8 +24,9 @@ import time
 import torch
 
 from playground.distribution import collectives as dist_utils
+from playground.processes.exit_codes import EXIT_STOPPED
 
-EXIT_PREEMPTED = 75   # EX_TEMPFAIL: "try again later"; re-running the same command resumes
+EXIT_PREEMPTED = EXIT_STOPPED   # the old name, for code written against it
 AGREE_EVERY = 10      # iterations between agreement collectives when there are several ranks
 REPEAT_GRACE_SECONDS = 2.0
 

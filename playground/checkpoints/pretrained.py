@@ -15,11 +15,13 @@ from typing import Any
 import torch
 from torch import nn
 
+from playground.processes.exit_codes import UserError
+
 PREFIXES = ("module.", "model.", "_orig_mod.")
 KEY = "model_param.pretrained_model"
 
 
-class PretrainedError(RuntimeError):
+class PretrainedError(UserError, RuntimeError):
     pass
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 
+from playground.processes.exit_codes import EXIT_DONE
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kind", help="only components of this kind (input, model, forward_pass, ...)")
@@ -31,4 +33,4 @@ def main(args: argparse.Namespace) -> int:
     kind_width = max((len(r[1]) for r in rows), default=4)
     for name, kind, description in rows:
         print(f"{name:{width}s}  {kind:{kind_width}s}  {description}")
-    return 0
+    return EXIT_DONE

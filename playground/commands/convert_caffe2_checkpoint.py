@@ -33,6 +33,7 @@ def main(args: argparse.Namespace) -> int:
     from playground.checkpoints.caffe2_pickle import Caffe2PickleError, read_caffe2_checkpoint
     from playground.options.layers import OptsError, load_blob_file
     from playground.options.registry import ComponentError, resolve
+    from playground.processes.exit_codes import EXIT_DONE, EXIT_USAGE
 
     try:
         component = resolve(args.forward_pass, "forward_pass", where="--forward-pass")
@@ -45,7 +46,7 @@ def main(args: argparse.Namespace) -> int:
         state, notes = convert(checkpoint.blobs, opts)
     except (ComponentError, OptsError, Caffe2PickleError, ValueError) as err:
         print(f"playground convert-caffe2-checkpoint: error: {err}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     # The weights under "model", beside the original's epoch, lr and best_metric as plain numbers (a
     # weights_only load reads them; pretrained_model with reset_epoch false continues from the epoch).
     saved = {"model": state, **{k: _number(v) for k, v in checkpoint.metadata.items()}}
@@ -59,7 +60,7 @@ def main(args: argparse.Namespace) -> int:
               + ", ".join(f"{k} {v}" for k, v in sorted(checkpoint.metadata.items())))
     for note in notes:
         print(f"  {note}")
-    return 0
+    return EXIT_DONE
 
 
 def _number(value: object) -> object:

@@ -25,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     from playground.cli import main as playground_main
     from playground.cli import run_main
     from playground.launch.prepare import default_run_dir
+    from playground.processes.exit_codes import EXIT_DONE
 
     parser = argparse.ArgumentParser(prog="python -m playground.commands.demo", description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=os.path.join(REPO, "demo-data", "digits"), metavar="DIR",
@@ -37,14 +38,14 @@ def main(argv: list[str] | None = None) -> int:
               f"{TEST_FRACTION:.0%} held out for testing)")
         build = ["make-lmdb", "--digits", args.data, "--test-fraction", str(TEST_FRACTION), "--seed", str(SPLIT_SEED)]
         code = playground_main(build + (["--overwrite"] if os.path.exists(args.data) else []))
-        if code != 0:
+        if code != EXIT_DONE:
             return code
     run_dir = os.path.abspath(args.run_dir or os.path.join(REPO, default_run_dir("digits_resnet")))
     print(f"training a ResNet-18 (small stem) on the digits on the CPU; run folder {run_dir}")
     started = time.time()
     code = run_main(["--parameters-file", EXPERIMENT, "--run-dir", run_dir, "--set", f"input.train_input_path={train}",
                      "--set", f"input.test_input_path={test}", *run_args])
-    if code == 0:
+    if code == EXIT_DONE:
         _report(run_dir, time.time() - started)
     return code
 

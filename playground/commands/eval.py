@@ -16,8 +16,10 @@ import os
 import sys
 import time
 
+from playground.processes.exit_codes import EXIT_DONE, EXIT_USAGE, UserError
 
-class EvalError(ValueError):
+
+class EvalError(UserError, ValueError):
     pass
 
 
@@ -51,11 +53,11 @@ def main(args: argparse.Namespace) -> int:
         prepared = prepare(layers, run_dir=out)
     except (EvalError, OptsError, ComponentError) as err:
         print(f"playground eval: error: {err}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     from playground.launch.jobs import TRAIN
     from playground.launch.spawn import launch
     code = launch(prepared, TRAIN)
-    if code != 0:
+    if code != EXIT_DONE:
         return code
     return report(checkpoint, prepared.run_dir)
 
@@ -134,7 +136,7 @@ def report(checkpoint: str, out: str) -> int:
     if not full:
         print("playground eval: error: the opts have no test set (input gave no test dataset): nothing was evaluated",
               file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     record = full[-1]
     fixed = {"index", "kind", "epoch", "epoch_iter", "iteration", "samples", "epochs", "samples_per_sec",
              "secs_per_train", "lr", "wall_time"}
@@ -145,4 +147,4 @@ def report(checkpoint: str, out: str) -> int:
     for name, value in metrics.items():
         print(f"  {name}: {value:.6g}")
     print(f"written to {path}")
-    return 0
+    return EXIT_DONE

@@ -18,6 +18,8 @@ import sys
 import threading
 from typing import Iterator
 
+from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
+
 AUTO_WORKERS_FROM = 2000   # images; smaller builds are checked in this process (starting workers costs more)
 
 
@@ -50,25 +52,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     problem = _check_arguments(args)
     if problem:
-        return _fail(problem, 2)
+        return _fail(problem, EXIT_USAGE)
     from playground.data.records.image_sources import SourceError
 
     try:
         with _sigterm_interrupts():
             class_count, written = _build(args)
     except (SourceError, FileExistsError) as err:
-        return _fail(str(err), 2)
+        return _fail(str(err), EXIT_USAGE)
     except KeyboardInterrupt:
-        return _fail(f"interrupted; nothing was written at {args.output}", 130)
+        return _fail(f"interrupted; nothing was written at {args.output}", EXIT_INTERRUPTED)
     except OSError as err:
-        return _fail(f"the build failed and was removed: {err}", 1)
+        return _fail(f"the build failed and was removed: {err}", EXIT_FAILED)
     for path, count in written.items():
         print(f"{path}: {count} images, {class_count} classes")
     if len(written) == 2:
         train, test = written
         print(f"train on it with --set input.input_name_py=gfs_IN1k --set input.train_input_path={train} "
               f"--set input.test_input_path={test}")
-    return 0
+    return EXIT_DONE
 
 
 def _build(args: argparse.Namespace) -> tuple[int, dict[str, int]]:

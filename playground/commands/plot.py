@@ -21,22 +21,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from playground.outputs.plots import draw_runs, plot_filename
     from playground.outputs.run_records import RunRecordsError, read_run
+    from playground.processes.exit_codes import EXIT_DONE, EXIT_USAGE
 
     try:
         runs = [read_run(folder) for folder in args.run_dirs]
     except RunRecordsError as err:
         print(f"playground plot: error: {err}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     if args.ys:
         problem = unknown_series(args.ys, runs)
         if problem:
             print(f"playground plot: error: {problem}", file=sys.stderr)
-            return 2
+            return EXIT_USAGE
     specs = [{"x": "", "x_title": "epochs", "ys": args.ys, "y_title": ", ".join(args.ys)}] if args.ys else runs[0].plots
     if not specs:
         print("playground plot: error: the first run's opts have no output.plots; name metrics with --ys",
               file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     out = args.out or (args.run_dirs[0] if len(runs) == 1 else "playground-plots")
     labels = [os.path.basename(os.path.normpath(folder)) for folder in args.run_dirs]
     for index, spec in enumerate(specs):
@@ -44,17 +45,17 @@ def main(args: argparse.Namespace) -> int:
         path = draw_runs(spec, list(zip(labels, (r.lists for r in runs))), os.path.join(out, plot_filename(index, spec)),
                          tests)
         print(path)
-    return 0
+    return EXIT_DONE
 
 
 def unknown_series(names: list[str], runs: list) -> str | None:
     """A message for the first name that no run has values for, with the closest recorded names; else None."""
-    import difflib
+    from playground.options.did_you_mean import did_you_mean
     recorded = list(dict.fromkeys(name for run in runs for name in run.series()))
     for name in names:
         if name not in recorded:
-            close = difflib.get_close_matches(name, recorded, n=3, cutoff=0.4)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            hint = did_you_mean(name, recorded, n=3, cutoff=0.4)
+            hint = f"; {hint}" if hint else ""
             return (f"--ys {name}: no values recorded under that name in metrics.jsonl{hint} "
                     f"(recorded series: {', '.join(recorded)})")
     return None

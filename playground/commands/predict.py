@@ -31,10 +31,11 @@ def main(args: argparse.Namespace) -> int:
     from playground.launch.jobs import Predict
     from playground.options.registry import ComponentError
     from playground.launch.prepare import prepare
+    from playground.processes.exit_codes import EXIT_USAGE
 
     if not args.output.endswith((".npy", ".pt")):
         print(f"playground predict: error: --output {args.output}: name a .npy or .pt file", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     work_dir = tempfile.mkdtemp(prefix="playground-predict-")   # the rank's log; removed afterwards
     try:
         checkpoint, run_dir = find_checkpoint(args.source)
@@ -48,7 +49,7 @@ def main(args: argparse.Namespace) -> int:
     except (EvalError, OptsError, ComponentError) as err:
         print(f"playground predict: error: {err}", file=sys.stderr)
         shutil.rmtree(work_dir, ignore_errors=True)
-        return 2
+        return EXIT_USAGE
     from playground.launch.spawn import launch
     try:
         code = launch(prepared, Predict(checkpoint=checkpoint, output=os.path.abspath(args.output)))

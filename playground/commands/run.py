@@ -46,6 +46,7 @@ def main(args: argparse.Namespace) -> int:
     from playground.options.layers import OptsError
     from playground.options.registry import ComponentError
     from playground.launch.prepare import prepare_run
+    from playground.processes.exit_codes import EXIT_DONE, EXIT_STOPPED, EXIT_USAGE, error_line
 
     from playground.data.form_check import check_input_forms
     from playground.trainer.trial import trial_for_checks
@@ -53,7 +54,7 @@ def main(args: argparse.Namespace) -> int:
 
     if args.max_restarts < 0:
         print("playground: error: --max-restarts must be 0 or more", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     if args.test:
         from playground.launch.one_batch_run import run_test
         return run_test(args)
@@ -61,12 +62,12 @@ def main(args: argparse.Namespace) -> int:
         prepared = prepare_run(args)
         check_input_forms(prepared.resolved, trial_for_checks)
     except (OptsError, ComponentError) as err:
-        print(f"playground: error: {err}", file=sys.stderr)
-        return 2
+        print(error_line(err), file=sys.stderr)
+        return EXIT_USAGE
     except Fenced as err:   # started after another agent had adopted the folder: not even opts.json
-        from playground.launch.spawn import EXIT_PREEMPTED, fenced_line
+        from playground.launch.spawn import fenced_line
         print(fenced_line(err), file=sys.stderr)
-        return EXIT_PREEMPTED
+        return EXIT_STOPPED
     for line in prepared.resolved.warnings:
         print(f"playground: warning: {line}", file=sys.stderr)
     for line in prepared.resolved.notes:
@@ -75,12 +76,11 @@ def main(args: argparse.Namespace) -> int:
         import json
         print(prepared.plan.describe())
         print("\nresolved opts:\n" + json.dumps({"opts": prepared.opts}, indent=2))
-        return 0
-    from playground.checkpoints.preemption import EXIT_PREEMPTED
+        return EXIT_DONE
     if args.max_restarts and prepared.plan.topology.given_local_rank is not None:
         print("playground: error: --max-restarts: this rank was started by torchrun or Slurm; use torchrun's own "
               "--max-restarts (or the scheduler's requeue) to retry ranks", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     if args.max_restarts:
         from playground.restarts.policy import RestartPolicy
         from playground.restarts.supervisor import supervise
@@ -90,7 +90,7 @@ def main(args: argparse.Namespace) -> int:
         from playground.launch.jobs import TRAIN
         from playground.launch.spawn import launch
         code = launch(prepared, TRAIN)
-    if code == EXIT_PREEMPTED and not args.run_dir:
+    if code == EXIT_STOPPED and not args.run_dir:
         print(f"playground: the run folder is {prepared.run_dir}; resume it with:\n  {resume_command(args, prepared.run_dir)}",
               file=sys.stderr)
     return code

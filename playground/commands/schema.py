@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from playground.processes.exit_codes import EXIT_DONE
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("json", "markdown"), default="json",
@@ -16,4 +18,4 @@ def main(args: argparse.Namespace) -> int:
         print(schema.markdown(), end="")
     else:
         print(json.dumps(schema.json_schema(), indent=2))
-    return 0
+    return EXIT_DONE

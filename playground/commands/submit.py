@@ -14,6 +14,9 @@ import subprocess
 import sys
 import time
 
+from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_USAGE
+from playground.processes.supervisor import run_tool
+
 SBATCH_TIMEOUT_S = 120
 
 
@@ -39,14 +42,14 @@ def main(args: argparse.Namespace) -> int:
               "checkpoint, and srun numbers the ranks" if refused else
               f"playground: error: --sbatch-arg {bad[0]!r}: give sbatch options as they are written on its command "
               "line, e.g. --sbatch-arg=--time=04:00:00", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     try:
         # validated as `run` validates, writing nothing; the run folder is fixed now, so every attempt resumes it
         with _as_inside_a_job():
             prepared = prepare_run(argparse.Namespace(**{**vars(args), "dry_run": True}))
     except (OptsError, ComponentError) as err:
         print(f"playground: error: {err}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     from playground.commands.run import rerun_words
     from playground.launch.slurm_script import run_script
     topology = prepared.plan.topology
@@ -54,7 +57,7 @@ def main(args: argparse.Namespace) -> int:
                         os.path.basename(prepared.run_dir), args.sbatch_args)
     if args.dry_run:
         print(script, end="")
-        return 0
+        return EXIT_DONE
     return _submit(script, prepared.run_dir)
 
 
@@ -78,26 +81,25 @@ def _submit(script: str, run_dir: str) -> int:
     if sbatch is None:
         print("playground: error: sbatch is not on PATH: submit from a Slurm login node, or see the script with "
               "--dry-run and submit it yourself", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     folder = os.path.join(run_dir, "slurm")
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"run-{time.strftime('%Y%m%d-%H%M%S')}.sbatch")
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(script)
     try:
-        done = subprocess.run([sbatch, "--parsable", path], capture_output=True, text=True,
-                              timeout=SBATCH_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        done = run_tool([sbatch, "--parsable", path], SBATCH_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         print(f"playground: error: sbatch did not answer within {SBATCH_TIMEOUT_S} s; the job may or may not have "
               f"been submitted (check `squeue --me`); the script is {path}", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     job_id = done.stdout.strip().split(";")[0]
     if done.returncode != 0 or not job_id:
         reason = (done.stderr.strip() or done.stdout.strip() or "no message").replace("\n", "\n  ")
         print(f"playground: error: sbatch failed (exit code {done.returncode}) on {path}:\n  {reason}",
               file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     print(job_id)
     print(f"playground: submitted job {job_id}: script {path}; log {folder}/job-{job_id}.log; run folder {run_dir} "
           f"(`squeue -j {job_id}`)", file=sys.stderr)
-    return 0
+    return EXIT_DONE

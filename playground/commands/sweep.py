@@ -18,6 +18,8 @@ import argparse
 import os
 import sys
 
+from playground.processes.exit_codes import EXIT_DONE, EXIT_USAGE
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="sweep_command", metavar="ACTION", required=True)
@@ -129,7 +131,7 @@ def main(args: argparse.Namespace) -> int:
         return _dispatch(args)
     except OptsError as err:
         print(f"playground sweep: error: {err}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -141,7 +143,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.sweep_command == "preview":
         from playground.sweeps.operations.preview import preview
         print(preview(_spec(args)))
-        return 0
+        return EXIT_DONE
     if args.sweep_command == "continue":
         from playground.sweeps.agents.warm_start import continue_trial
         return continue_trial(args.sweep_dir, args.trial, args.sets)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import atexit
 import logging
-import signal
 import weakref
 from typing import Any, Callable, Iterator
 
@@ -29,6 +28,7 @@ from playground.data.worker_errors import worker_error
 from playground.data.forms import IterableSource
 from playground.data.iterable_shards import RankShard
 from playground.distribution.run_context import RunContext
+from playground.processes.supervisor import ignore_stop_signals
 
 Key = tuple[int, int]   # (data pass, sample index)
 PREFETCH_FACTOR = 4     # batches each loader worker prepares ahead of the loop
@@ -382,8 +382,7 @@ def _ignore_stop_signals(worker_id: int) -> None:
     """Loader workers leave SIGTERM/SIGINT to their rank, which checkpoints first (a signal sent to the whole
     process group reaches them too); they stop when their rank stops or dies. Spawned workers (start method
     spawn or forkserver) only ignore signals once started; forked ones hold the rank's handler until then."""
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ignore_stop_signals()
 
 
 def _check_dataset(dataset: Any, what: str) -> None:

@@ -18,13 +18,15 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset, IterableDataset, RandomSampler, SequentialSampler
 
+from playground.processes.exit_codes import UserError
+
 log = logging.getLogger("playground")
 
 ACCEPTED = ("an (inputs, labels) tuple of numpy arrays or tensors (inputs may be a dict of named arrays), a map-style "
             "Dataset (with __len__ and __getitem__), a torch DataLoader, or an IterableDataset")
 
 
-class DataFormError(TypeError):
+class DataFormError(UserError, TypeError):
     """The data is in no form the batch stream can read; the message says which forms are accepted."""
 
 

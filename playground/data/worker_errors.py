@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import ast
 
+from playground.processes.exit_codes import UserError
 
-class DataError(ValueError):
+
+class DataError(UserError, ValueError):
     """The data read during the run is unusable; the message names where (database, record, key)."""
 
 

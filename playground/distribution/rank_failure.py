@@ -14,7 +14,6 @@ from typing import Any
 
 import torch.distributed as dist
 
-EXIT_PEER_LOST = 3          # a rank's exit code for "stopped because another rank was lost" (launcher-internal)
 _KEY = "playground/failed/{}"
 _PEER_LOST_SIGNS = ("Connection closed by peer", "Connection reset by peer", "Broken pipe", "Timed out",
                     "timed out", "Socket Timeout", "NCCL communicator was aborted", "ProcessGroupGloo",

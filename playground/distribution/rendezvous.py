@@ -21,13 +21,14 @@ from typing import Mapping
 import torch.distributed as dist
 
 from playground.options.digest import opts_digest
+from playground.processes.exit_codes import UserError
 
 JOINS_KEY = "playground/joins"
 CLAIMS_KEY = "playground/claims"
 COLLISION_KEY = "playground/collision"
 
 
-class RendezvousError(RuntimeError):
+class RendezvousError(UserError, RuntimeError):
     """The ranks of a run could not meet; the message says where and what to do."""
 
 

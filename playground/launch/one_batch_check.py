@@ -16,12 +16,13 @@ import torch
 
 from playground.distribution import collectives as dist_utils
 from playground.checkpoints.files import load_state
+from playground.processes.exit_codes import UserError
 
 # Parts of the shared state a resume does not restore by design (they describe the session, not the run).
 _SESSION_KEYS = ("wall_time", "opts", "format", "version", "run_id", "best", "ranks", "saved_at", "world_size")
 
 
-class CheckError(RuntimeError):
+class CheckError(UserError, RuntimeError):
     """The test run finished but its checkpoint or metrics are wrong; the message names what and where."""
 
 

@@ -11,8 +11,10 @@ import configparser
 import json
 from typing import Any, Callable
 
+from playground.processes.exit_codes import UserError
 
-class OptsError(ValueError):
+
+class OptsError(UserError, ValueError):
     """The opts are unusable; `problems` holds one line per problem, each naming where it is."""
 
     heading = "problems in the opts"

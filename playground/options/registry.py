@@ -15,7 +15,6 @@ are imported on first use only, so listing names or printing --help stays cheap.
 """
 from __future__ import annotations
 
-import difflib
 import importlib
 import inspect
 import json
@@ -25,8 +24,11 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from playground.options.did_you_mean import closest
+from playground.processes.exit_codes import UserError
 
-class ComponentError(LookupError):
+
+class ComponentError(UserError, LookupError):
     """A component name could not be resolved or does not provide what its opts key needs."""
 
 
@@ -267,9 +269,7 @@ def _a(noun: str) -> str:
 
 
 def _suggest(name: str, table: dict[str, str], kind: str | None) -> str:
-    lowered = {n.lower(): n for n in table}
-    close = [lowered[name.lower()]] if name.lower() in lowered else difflib.get_close_matches(name, list(table), n=3,
-                                                                                             cutoff=0.6)
+    close = closest(name, table, n=3)
     if close:
         return "Closest registered names: " + ", ".join(close) + "."
     return ("Run `playground components` for the registered names, or give an importable dotted module path "

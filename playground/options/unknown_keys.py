@@ -3,11 +3,11 @@ are warnings (a component may read them), which are the original's ignored inter
 """
 from __future__ import annotations
 
-import difflib
 import fnmatch
 
 from playground.options.builtin import IGNORED_KEYS
 from playground.options.declaration import Opt
+from playground.options.did_you_mean import closest
 from playground.options.value_types import Anything, Mapping
 
 # Sections and keys the framework owns: an undeclared key there is a typo (`num_epoch`), never a component's key.
@@ -46,11 +46,7 @@ def _declared_elsewhere(path: str) -> str:
 
 def closest_hint(name: str, candidates: list[str]) -> str:
     """`Did you mean 'x'?` for the candidate closest to `name` (by full path, then by last part), else ""."""
-    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
-    if not close:
-        tails = {c.rsplit(".", 1)[-1]: c for c in candidates}
-        tail_close = difflib.get_close_matches(name.rsplit(".", 1)[-1], list(tails), n=1, cutoff=0.7)
-        close = [tails[t] for t in tail_close]
+    close = closest(name, candidates)
     return f"Did you mean {close[0]!r}?" if close else ""
 
 

@@ -5,9 +5,11 @@ import json
 import os
 from dataclasses import dataclass
 
+from playground.processes.exit_codes import UserError
 
-class RunRecordsError(ValueError):
-    pass
+
+class RunRecordsError(UserError, ValueError):
+    """A folder is not a readable run folder; the message names the file (and line)."""
 
 
 @dataclass

@@ -10,12 +10,13 @@ attempt would run out of memory again.
 from __future__ import annotations
 
 import re
-import signal
 import threading
 from dataclasses import dataclass
 from typing import Any
 
-EXIT_DONE, EXIT_USAGE, EXIT_STOPPED = 0, 2, 75
+from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED, EXIT_USAGE
+from playground.processes.supervisor import ending
+
 ACTIONS = ("cancel_retries",)
 DEFAULT_LOG_POLICIES: list[dict[str, str]] = [
     {"name": "CUDA out of memory", "pattern": "CUDA out of memory", "action": "cancel_retries"}]
@@ -67,16 +68,6 @@ def default_log_policies() -> list[LogPolicy]:
     return parse_log_policies(None, "default", [])
 
 
-def ending(exit_code: int | None) -> str:
-    """An exit code in words: `exit 1`, or the signal that killed the process."""
-    if exit_code is not None and exit_code < 0:
-        try:
-            return f"killed by {signal.Signals(-exit_code).name}"
-        except ValueError:
-            return f"killed by signal {-exit_code}"
-    return f"exit {exit_code}"
-
-
 class RestartPolicy:
     """Thread-safe: the slots of a sweep share one budget. `used` counts units spent by earlier processes."""
 
@@ -99,7 +90,7 @@ class RestartPolicy:
             if stop_asked:
                 return Decision(False, False, "stopped after a checkpoint")
             return Decision(True, False, "stopped after a checkpoint (exit 75); continued, costing no restart")
-        what = "failed (exit 1)" if exit_code == 1 else f"died ({ending(exit_code)})"
+        what = "failed (exit 1)" if exit_code == EXIT_FAILED else f"died ({ending(exit_code)})"
         if stop_asked:
             return Decision(False, False, f"{what} while stopping")
         if matched is not None:

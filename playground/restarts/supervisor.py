@@ -4,20 +4,21 @@ again and again while the restart policy says so, so each retry resumes from the
 The child's output goes to this terminal as it comes and is scanned for the log policies (a CUDA out-of-memory
 line cancels retries). A SIGTERM/SIGINT here is passed on to the child (it checkpoints and exits 75) and ends
 the retries. Every attempt is a line of <run_dir>/attempts.jsonl with its exit code and the decision's reason.
+The child is started, signalled and read by playground/processes/supervisor.py.
 """
 from __future__ import annotations
 
 import codecs
 import os
-import signal
 import subprocess
 import sys
 import threading
 import time
-from typing import IO, Any
+from typing import IO
 
+from playground.processes.exit_codes import EXIT_DONE, EXIT_USAGE, exit_status
+from playground.processes.supervisor import signal_child, start_child, stop_signals_call
 from playground.restarts.attempts import append_attempt, next_attempt
-from playground.restarts.child import start_child
 from playground.restarts.policy import LogPolicy, RestartPolicy
 
 CARRY = 4096   # characters kept between chunks, so a pattern cut in two by a read still matches
@@ -27,13 +28,12 @@ def supervise(command: list[str], run_dir: str, policy: RestartPolicy) -> int:
     stopping = threading.Event()
     child: list[subprocess.Popen] = []
 
-    def stop(signum: int, _frame: Any) -> None:
+    def stop(_signum: int) -> None:
         stopping.set()
-        if child and child[0].poll() is None:
-            child[0].send_signal(signal.SIGTERM)
+        if child:
+            signal_child(child[0])
 
-    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with stop_signals_call(stop):
         while True:
             attempt = next_attempt(run_dir)
             started = time.time()
@@ -47,14 +47,11 @@ def supervise(command: list[str], run_dir: str, policy: RestartPolicy) -> int:
                                      "reason": decision.reason, "retry": decision.retry,
                                      "restart_consumed": decision.consumes})
             if not decision.retry:
-                if attempt > 1 or code not in (0, 2):
+                if attempt > 1 or code not in (EXIT_DONE, EXIT_USAGE):
                     print(f"playground: attempt {attempt} {decision.reason}", file=sys.stderr, flush=True)
-                return code if code >= 0 else 128 - code
+                return exit_status(code)
             print(f"playground: attempt {attempt} {decision.reason}; running it again in {run_dir}",
                   file=sys.stderr, flush=True)
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
 
 
 def _tee_and_scan(process: subprocess.Popen, policy: RestartPolicy) -> LogPolicy | None:

@@ -7,13 +7,13 @@ override can therefore call the component's version with `super(type(self), self
 """
 from __future__ import annotations
 
-import difflib
 import inspect
 import logging
 from typing import Any
 
 from playground.trainer.anyexp import AnyExp
 from playground.options.builtin import BUILTIN_OPTS
+from playground.options.did_you_mean import did_you_mean
 from playground.options.loader import ResolvedOpts
 from playground.options.registry import KINDS
 
@@ -56,7 +56,7 @@ def _warn_unknown(functions: dict[str, Any], module: str) -> None:
     known = [name for name, _ in inspect.getmembers(AnyExp, inspect.isfunction)]
     for name in functions:
         if name not in known:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"; did you mean {close[0]}?" if close else ""
+            hint = did_you_mean(name, known)
+            hint = f"; {hint}" if hint else ""
             logging.getLogger("playground").warning(
                 "override %s defines %s, which is not a trainer method (added as a new method)%s", module, name, hint)

@@ -15,6 +15,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from playground.processes.exit_codes import UserError
 from playground.trainer.meters import samples_in
 from playground.trainer.trial import TrialContext
 
@@ -22,7 +23,7 @@ TRIAL_SLOTS = ("get_model_input_fun", "gen_input_builder_fun", "gen_forward_pass
                "gen_param_update_builder_fun", "run_testing_net", "train_micro_batch", "trial_hooks")
 
 
-class TrialError(TypeError):
+class TrialError(UserError, TypeError):
     """A trial method returned something the loop cannot use; the message names the method and what it needs."""
 
 

@@ -89,3 +89,15 @@ def test_user_components_written_against_the_old_paths_still_run(tmp_path, opts_
     assert proc.returncode == 0, proc.stderr
     counts = json.loads((tmp_path / "run" / "results.json").read_text())["metrics"]["batch_count"]
     assert 16.0 in counts and set(counts) <= {16.0, None}    # the meter's mean batch size, from the old paths
+
+
+def test_an_in_process_run_leaves_the_callers_stop_signal_handlers_as_they_were(tmp_path):
+    """A finished run ignores a late SIGTERM while it cleans up; the caller (a notebook, a test, a sweep of
+    in-process runs) gets its own handlers back, or the workers it starts later inherit SIGTERM ignored and a
+    multiprocessing Pool's terminate() waits on them forever."""
+    import signal
+
+    from playground.api import run
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    run(tiny_opts(), run_dir=str(tmp_path / "run"))
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before

@@ -1,4 +1,5 @@
-"""The command line answers --help without the heavy imports (playground/cli.py)."""
+"""The command line answers --help without the heavy imports, and ends a user error with one line and exit 2
+(playground/cli.py)."""
 from __future__ import annotations
 
 import subprocess
@@ -43,3 +44,14 @@ def test_version_is_answered_by_both_entry_points(capsys):
             entry(["--version"])
         assert done.value.code == 0
         assert capsys.readouterr().out.strip() == f"{name} {version('playground')}"
+
+
+@pytest.mark.parametrize("entry", [["AnyExpOnTerm.py"], ["-m", "playground", "run"]])
+def test_a_user_error_that_reaches_an_entry_point_is_one_line_and_exit_2(entry, tmp_path):
+    missing = tmp_path / "no_module_map.py"
+    proc = subprocess.run([sys.executable, *entry, "--parameters-file", "experiments/smoke.json", "--module-map",
+                           str(missing), "--run-dir", str(tmp_path / "run")], capture_output=True, text=True, cwd=REPO,
+                          timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [f"playground: error: --module-map {missing}: no such file"]
+    assert not (tmp_path / "run").exists()

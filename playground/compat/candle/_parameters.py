@@ -18,6 +18,7 @@ import sys
 from pprint import PrettyPrinter, pprint
 from typing import Any
 
+from playground.processes.exit_codes import EXIT_USAGE
 from playground.compat.candle._common import (COMMON, CHOICES, DATA_TYPES, DEFAULT_DATATYPE, DEFAULT_SEED,
                                               DEFAULT_TIMEOUT, UNSET, str2bool)
 
@@ -195,7 +196,7 @@ def _convert(key: str, tokens: list[str], definitions: dict[str, dict], from_fil
 
 def _usage_error(prog: str, message: str) -> None:
     print(f"{prog}: error: {message}", file=sys.stderr)
-    raise SystemExit(2)
+    raise SystemExit(EXIT_USAGE)   # what argparse exits with, as candle_lib's parser does
 
 
 def _candle_derived(params: dict) -> None:

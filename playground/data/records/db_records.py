@@ -20,12 +20,13 @@ from playground.data.worker_errors import DataError
 from playground.data.records.caffe_datum import datum_to_record, parse_datum
 from playground.data.records.record_format import (META_KEY, ImageRecord, RecordError, is_playground_record, record_key,
                                            unpack_meta, unpack_record)
+from playground.processes.exit_codes import UserError
 
 PLAYGROUND, CAFFE = "playground", "caffe"
 _ENVIRONMENTS: dict[tuple[str, int], tuple[int, lmdb.Environment]] = {}   # (path, inode) -> (pid, handle)
 
 
-class DatabaseError(ValueError):
+class DatabaseError(UserError, ValueError):
     """A path is not a readable image LMDB; the message names the path and says what to do."""
 
 

@@ -14,11 +14,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from playground.processes.exit_codes import UserError
+
 IMAGE_EXTENSIONS = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".pgm", ".pbm", ".pnm", ".tif", ".tiff",
                               ".webp", ".jp2"})
 
 
-class SourceError(ValueError):
+class SourceError(UserError, ValueError):
     """The source of a build is unusable; the message names the file (and line) and says what to do."""
 
 

@@ -10,7 +10,6 @@ side to this many pixels) or `image_format` (jpg, png, raw) asks for new bytes.
 """
 from __future__ import annotations
 
-import multiprocessing
 import os
 from dataclasses import dataclass
 from typing import Iterator
@@ -21,6 +20,7 @@ import numpy as np
 from playground.data.records.image_sources import ImageSet, SourceError, SourceImage
 from playground.data.records.lmdb_writer import DEFAULT_MAP_SIZE, LmdbWriter, staged_output
 from playground.data.records.record_format import ENCODED, RAW_HWC, ImageRecord
+from playground.processes.supervisor import worker_pool
 
 IMAGE_FORMATS = ("keep", "jpg", "png", "raw")
 
@@ -123,7 +123,7 @@ def _prepared(images: list[SourceImage], options: BuildOptions) -> Iterator[Imag
     if options.workers <= 0:
         yield from (prepare_record(*a) for a in arguments)
         return
-    with multiprocessing.get_context("spawn").Pool(options.workers, initializer=_init_worker) as pool:
+    with worker_pool(options.workers, initializer=_init_worker) as pool:
         yield from pool.imap(_prepare_star, arguments, chunksize=16)
 
 

@@ -23,6 +23,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from playground.processes import supervisor
+from playground.processes.exit_codes import EXIT_DONE, EXIT_STOPPED, EXIT_USAGE
 from playground.restarts.fence import ATTEMPT_ENV, Fence, create_claim
 from playground.restarts.policy import Decision, RestartPolicy
 from playground.sweeps.agents.coordinator import WAIT, Coordinator, Ticket
@@ -32,7 +34,6 @@ from playground.sweeps.files.metrics_tail import MetricsTail, epoch_records, obj
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.spec import SweepSpec
 
-EXIT_STOPPED = 75
 POLL_SECONDS = 0.2
 LOG_NAME = "sweep-trial.log"
 LEFT = ("interrupted", "paused", "resume", "retry")   # stopped without ending: stays RUNNING in the study
@@ -143,13 +144,13 @@ class Agent:
         pruned, signalled, lost = self._follow(ticket, process, MetricsTail(run_dir))
         code = raw_code = process.returncode
         if code == -signal.SIGTERM and (pruned or signalled) and _wrote_results(run_dir, started):
-            code = 0    # it had finished when our stop arrived, in its interpreter's shutdown: it is complete
+            code = EXIT_DONE    # it had finished when our stop arrived, in its interpreter's shutdown: it is complete
         self.processes.pop(slot, None)
         if lost or fence.superseded():
             return superseded(f"claim-{fence.attempt + 1} appeared while attempt {fence.attempt} ran")
         ended = time.time()
         matched = None
-        if code not in (0, 2, EXIT_STOPPED):
+        if code not in (EXIT_DONE, EXIT_USAGE, EXIT_STOPPED):
             matched = self.policy.matching(_read_from(log_path, log_start))
             with self.policy.lock:   # other agents spend the same sweep-wide max_restarts: count their spending
                 self.policy.used = max(self.policy.used, self.folder.restarts_used())
@@ -170,8 +171,7 @@ class Agent:
             finished = process.poll() is not None
             if self._superseded(ticket):
                 if not finished:
-                    process.kill()     # its successor owns the folder: nothing of this attempt is worth saving
-                    process.wait()
+                    supervisor.kill(process)   # its successor owns the folder: nothing of this attempt is worth saving
                 return pruned, signalled, True
             for record in tail.new_epoch_records():
                 value = record.get(objective.metric)
@@ -181,19 +181,19 @@ class Agent:
                 if self._superseded(ticket):
                     break
                 if self.coordinator.report(ticket, record["samples"], float(time_value), float(value)) and not finished:
-                    process.send_signal(signal.SIGTERM)
+                    supervisor.signal_child(process)
                     pruned = True
             if finished:
                 return pruned, signalled, False
             if not signalled and self.halted():
-                process.send_signal(signal.SIGTERM)
+                supervisor.signal_child(process)
                 signalled = True
             time.sleep(POLL_SECONDS)
 
     def _outcome(self, ticket: Ticket, code: int, pruned: bool, signalled: bool, decision: Decision,
                  seconds: float) -> Outcome:
         run_dir = self.folder.trial_dir(ticket.trial_id)
-        if code == 0 or (code == EXIT_STOPPED and pruned):
+        if code == EXIT_DONE or (code == EXIT_STOPPED and pruned):
             values = self.objective_values(run_dir)
             if code == EXIT_STOPPED:
                 return Outcome("pruned", values, code, "stopped by the searcher (checkpoint kept)", seconds)
@@ -215,8 +215,7 @@ class Agent:
 
     def stop_all(self) -> None:
         for process in list(self.processes.values()):
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
+            supervisor.signal_child(process)
 
     def _write_trial(self, ticket: Ticket, state: str, slot: int, outcome: Outcome | None = None) -> None:
         if self._superseded(ticket):

@@ -13,6 +13,7 @@ import socket
 import time
 
 from playground.outputs.atomic_files import write_json
+from playground.processes.exit_codes import EXIT_DONE
 from playground.sweeps.agents.heartbeat import agents_maybe_alive
 from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder
@@ -23,7 +24,7 @@ def pause(sweep_dir: str) -> int:
     if folder.paused():
         print(f"sweep {folder.root} is already paused ({folder.pause_flag}); `playground sweep resume "
               f"{folder.root}` allows it to run again")
-        return 0
+        return EXIT_DONE
     os.makedirs(folder.control, exist_ok=True)
     write_json(folder.pause_flag, {"paused_at": time.time(), "host": socket.gethostname(), "pid": os.getpid()})
     running = trials_in(folder, "running")
@@ -36,19 +37,19 @@ def pause(sweep_dir: str) -> int:
         print(f"paused {folder.root}: no agent works on it now; until `playground sweep resume "
               f"{folder.root}`, a `sweep run` on it says it is paused and exits 75")
     print(f"to continue: `playground sweep resume {folder.root}`, then re-run the `sweep run` command")
-    return 0
+    return EXIT_DONE
 
 
 def resume(sweep_dir: str) -> int:
     folder = sweep_folder(sweep_dir)
     if not folder.paused():
         print(f"sweep {folder.root} is not paused: nothing to resume")
-        return 0
+        return EXIT_DONE
     os.unlink(folder.pause_flag)
     paused = trials_in(folder, "paused")
     waiting = f"; it continues {', '.join(paused)} first, each from its own checkpoint" if paused else ""
     print(f"resumed {folder.root}: re-run the `sweep run` command{waiting}")
-    return 0
+    return EXIT_DONE
 
 
 def sweep_folder(sweep_dir: str) -> SweepFolder:

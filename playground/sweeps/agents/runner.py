@@ -18,6 +18,8 @@ import threading
 import time
 from typing import IO, Any, Callable
 
+from playground.processes.exit_codes import EXIT_DONE, EXIT_STOPPED
+from playground.processes.supervisor import stop_signals_call
 from playground.restarts.policy import RestartPolicy
 from playground.sweeps.agents.agent import Agent, Outcome
 from playground.sweeps.agents.coordinator import Coordinator
@@ -31,8 +33,6 @@ from playground.sweeps.results.summary import write_summary
 from playground.sweeps.search.retrying import StorageUnavailable
 from playground.sweeps.search.storages import locate
 from playground.sweeps.search.study import budget, counted, finished_in_budget, initialize, load_study, trial_id_of
-
-EXIT_STOPPED = 75
 
 
 def run_sweep(prepared: PreparedSweep, sweep_dir: str, workers: int, quiet: bool = False,
@@ -105,7 +105,7 @@ def _agent(prepared: PreparedSweep, folder: SweepFolder, workers: int, quiet: bo
         if _finished(study, total):
             write_summary(study, folder, spec.objectives)
             _say(f"sweep {folder.root}: nothing to do ({total} trials finished)", quiet)
-            return 0
+            return EXIT_DONE
         coordinators.append(Coordinator(study, spec, folder, total, me=me, grace=grace))
         lock.close()     # started: the next agent may start alongside
         return _run_slots(coordinators[0], study, spec, folder, total, workers, quiet)
@@ -135,32 +135,28 @@ def _run_slots(coordinator: Coordinator, study: Any, spec: SweepSpec, folder: Sw
     policy = RestartPolicy(spec.max_restarts, spec.log_policies, used=folder.restarts_used())
     agent = Agent(spec, folder, coordinator, stopping, workers, on_end, policy)
 
-    def stop(signum: int, _frame: Any) -> None:
+    def stop(_signum: int) -> None:
         stopping.set()
         agent.stop_all()
 
-    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
-    _say(f"sweep {folder.root}: {spec.searcher_name}, {total} trials, agent {coordinator.me.name} with "
-         f"{workers} slot(s)", quiet)
-    lost: list[StorageUnavailable] = []
+    with stop_signals_call(stop):   # the running trials checkpoint and exit 75
+        _say(f"sweep {folder.root}: {spec.searcher_name}, {total} trials, agent {coordinator.me.name} with "
+             f"{workers} slot(s)", quiet)
+        lost: list[StorageUnavailable] = []
 
-    def run_slot(slot: int) -> None:
-        try:
-            agent.run_slot(slot)
-        except StorageUnavailable as err:   # past the retry bound: stop every slot, trials checkpoint
-            lost.append(err)
-            stop(signal.SIGTERM, None)
+        def run_slot(slot: int) -> None:
+            try:
+                agent.run_slot(slot)
+            except StorageUnavailable as err:   # past the retry bound: stop every slot, trials checkpoint
+                lost.append(err)
+                stop(signal.SIGTERM)
 
-    threads = [threading.Thread(target=run_slot, args=(slot,), name=f"slot{slot}", daemon=True)
-               for slot in range(workers)]
-    for thread in threads:
-        thread.start()
-    try:
+        threads = [threading.Thread(target=run_slot, args=(slot,), name=f"slot{slot}", daemon=True)
+                   for slot in range(workers)]
+        for thread in threads:
+            thread.start()
         while any(t.is_alive() for t in threads):
             time.sleep(0.1)
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
     if lost:
         _say(f"sweep stopped: {lost[0]}. Exit code {EXIT_STOPPED}.", quiet)
         return EXIT_STOPPED
@@ -175,7 +171,7 @@ def _run_slots(coordinator: Coordinator, study: Any, spec: SweepSpec, folder: Sw
         _say(f"sweep stopped; running trials checkpointed. Re-run the same command to continue. "
              f"Exit code {EXIT_STOPPED}.", quiet)
         return EXIT_STOPPED
-    return 0
+    return EXIT_DONE
 
 
 def _finished(study: Any, total: int) -> bool:

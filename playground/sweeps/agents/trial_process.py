@@ -15,7 +15,7 @@ import subprocess
 import sys
 from typing import Any
 
-from playground.restarts.child import start_child
+from playground.processes.supervisor import start_child
 from playground.sweeps.inputs.spec import SweepSpec
 
 

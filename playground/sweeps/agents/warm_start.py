@@ -26,6 +26,7 @@ import uuid
 from typing import Any
 
 from playground.outputs.atomic_files import write_json
+from playground.processes.exit_codes import EXIT_DONE
 from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.search._optuna_private import distribution_contains
@@ -73,7 +74,7 @@ def continue_trial(sweep_dir: str, source_id: str, set_items: list[str]) -> int:
           + (", ".join(f"{k}={json.dumps(v)}" for k, v in changes.items()) or "the same settings")
           + f"; an extra trial outside the budget. The `sweep run` working on {folder.root} runs it, else the "
             "next one does")
-    return 0
+    return EXIT_DONE
 
 
 def _source_record(folder: SweepFolder, source_id: str) -> dict:

@@ -6,6 +6,7 @@ import os
 import sys
 from collections import Counter
 
+from playground.processes.exit_codes import EXIT_DONE
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.spec import SweepSpec, parse_spec
 
@@ -37,7 +38,7 @@ def status(sweep_dir: str) -> int:
     for row in sorted(rows, key=lambda r: r.number):
         value = "" if row.value is None else f" {row.value:.6g}"
         print(f"  {row.id:12s} {row.state:9s}{value}")
-    return 0
+    return EXIT_DONE
 
 
 def _print_agents(folder: SweepFolder) -> None:
@@ -60,7 +61,7 @@ def summary(sweep_dir: str, rebuild: bool = False) -> int:
     rows = write_summary(study, folder, spec.objectives)
     print(f"wrote {os.path.join(folder.root, 'summary.md')} ({len(rows)} trials), summary.csv, output.csv"
           + (", best.json" if os.path.isfile(os.path.join(folder.root, "best.json")) else ""))
-    return 0
+    return EXIT_DONE
 
 
 def plots(sweep_dir: str) -> int:
@@ -68,7 +69,7 @@ def plots(sweep_dir: str) -> int:
     folder, spec, study = open_sweep(sweep_dir)
     for path, note in draw_all(study, folder, spec):
         print(path if not note else f"{path}: {note}", file=sys.stdout if not note else sys.stderr)
-    return 0
+    return EXIT_DONE
 
 
 def _rebuild(sweep_dir: str) -> int:
@@ -88,4 +89,4 @@ def _rebuild(sweep_dir: str) -> int:
         lock.close()
     print(f"rebuilt {folder.journal} from {len(folder.trial_ids())} trial folder(s); wrote summary.csv, "
           f"summary.md, output.csv ({len(rows)} trials)")
-    return 0
+    return EXIT_DONE

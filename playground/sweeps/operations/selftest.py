@@ -12,6 +12,7 @@ import tempfile
 import time
 from dataclasses import replace
 
+from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED
 from playground.sweeps.agents.runner import run_sweep
 from playground.sweeps.files.metrics_tail import epoch_records
 from playground.sweeps.inputs.prepare import prepare_sweep
@@ -58,7 +59,7 @@ def self_test(spec: SweepSpec) -> int:
     seconds = time.time() - started
     if problems:
         print("sweep --test FAILED:\n  " + "\n  ".join(problems), file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     values = json.dumps({o.metric: records[-1][o.metric] for o in prepared.spec.objectives})
     print(f"sweep --test passed in {seconds:.1f} s: one trial ran, full test pass has {values} and {time_metric}")
-    return 0
+    return EXIT_DONE

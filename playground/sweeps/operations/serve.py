@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from playground.outputs.atomic_files import write_json
+from playground.processes.exit_codes import EXIT_DONE
 from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder
 
@@ -68,7 +69,7 @@ def serve(sweep_dir: str, host: str = "0.0.0.0", port: int = 0) -> int:
         for s, handler in previous.items():
             signal.signal(s, handler)
         lock.close()
-    return 0
+    return EXIT_DONE
 
 
 def _free_port(host: str) -> int:

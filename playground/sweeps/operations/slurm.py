@@ -27,6 +27,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from playground.processes.exit_codes import EXIT_DONE
+from playground.processes.supervisor import run_tool
 from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.storage_url import JOURNAL, password, redact
@@ -135,7 +137,7 @@ def submit(sweep_dir: str, request: SlurmRequest, dry_run: bool = False, spec_fi
     script = agent_script(folder, spec, request, storage=url)
     if dry_run:
         print(script, end="")
-        return 0
+        return EXIT_DONE
     sbatch = shutil.which("sbatch")
     if sbatch is None:
         raise SweepError("sbatch is not on PATH: submit from a Slurm login node, or see the script with --dry-run "
@@ -154,7 +156,7 @@ def submit(sweep_dir: str, request: SlurmRequest, dry_run: bool = False, spec_fi
     print(f"playground sweep: submitted job array {job_id}: {request.agents} agent(s) x {request.workers_per_agent} "
           f"worker(s) on {folder.root}; script {path}; logs {folder.root}/slurm/agent-{job_id}_<task>.log "
           f"(`squeue -j {job_id}`, `playground sweep status {sweep_dir}`)", file=sys.stderr)
-    return 0
+    return EXIT_DONE
 
 
 def _option(arg: str) -> str:
@@ -179,8 +181,7 @@ def _write_script(folder: SweepFolder, script: str) -> str:
 def _sbatch(sbatch: str, path: str, env: dict[str, str] | None = None) -> str:
     """Submit `path`; `env`: sbatch's environment (None: ours), which Slurm passes on to the job."""
     try:
-        done = subprocess.run([sbatch, "--parsable", path], capture_output=True, text=True,
-                              timeout=SBATCH_TIMEOUT_S, stdin=subprocess.DEVNULL, env=env)
+        done = run_tool([sbatch, "--parsable", path], SBATCH_TIMEOUT_S, env=env)
     except subprocess.TimeoutExpired:
         raise SweepError(f"sbatch did not answer within {SBATCH_TIMEOUT_S} s; the job may or may not have been "
                          f"submitted (check `squeue --me`); the script is {path}") from None

@@ -7,28 +7,17 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
-from playground.restarts.child import start_child
-
-
-def _gone(pid: int, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        time.sleep(0.05)
-    return False
+from playground.processes.supervisor import start_child
+from tests.playground.processes.children import gone
 
 
 def test_the_child_is_the_command_itself_and_gets_sigterm_when_its_parent_is_killed(tmp_path):
     parent = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
         import subprocess, sys, time
-        from playground.restarts.child import start_child
+        from playground.processes.supervisor import start_child
         child = start_child([sys.executable, "-c", "import os, time; print(os.getpid(), flush=True); time.sleep(120)"],
                             stdout=subprocess.PIPE)
         reported = child.stdout.readline().decode().strip()
@@ -40,7 +29,7 @@ def test_the_child_is_the_command_itself_and_gets_sigterm_when_its_parent_is_kil
         assert popen_pid == own_pid          # exec'd in place: signals sent to Popen.pid reach the command
         os.kill(parent.pid, signal.SIGKILL)
         parent.wait()
-        assert _gone(own_pid, 30), "the child outlived its SIGKILLed parent"
+        assert gone(own_pid, 30), "the child outlived its SIGKILLed parent"
     finally:
         parent.kill()
 
@@ -70,7 +59,7 @@ def test_children_of_a_process_whose_grpc_threads_are_busy_all_start(tmp_path):
         import subprocess, sys
         from concurrent import futures
         import grpc
-        from playground.restarts.child import start_child
+        from playground.processes.supervisor import start_child
         server = grpc.server(futures.ThreadPoolExecutor(2))
         port = server.add_insecure_port("127.0.0.1:0")
         server.start()

@@ -1,0 +1,194 @@
+"""The one supervisor of the child processes the product starts: the ranks of a run (launch/spawn.py), the
+attempts of a restarted run (restarts/supervisor.py) and the trials of a sweep (sweeps/agent.py).
+
+- start: `start_child` runs a command (subprocess.Popen, exec'd in place by die_with_parent.py);
+  `start_ranks` runs a function in fresh interpreters (torch.multiprocessing's spawn). Either way the child
+  gets SIGTERM when this process dies (PR_SET_PDEATHSIG), so a killed parent leaves no child behind. The
+  other children of the product start here too: `worker_pool` (make-lmdb's decoders), `run_tool` (sbatch).
+- forward: `stop_signals_call` turns SIGTERM/SIGINT to this process into a call, which passes a SIGTERM on
+  (`signal_child`); a run checkpoints on it and exits 75. `ignore_stop_signals` is for a child that must leave
+  the stop to its parent (a finished rank, a data loader worker).
+- grace then kill: `stop` (SIGTERM, GRACE_SECONDS, SIGKILL); `kill` at once; `wait_for_children` waits for a
+  group and stops the rest a grace after the first failure.
+- read the exit and name the culprit: `ending` ("exit 1", "killed by SIGKILL"), `how_it_ended`.
+
+Children are subprocess.Popen or multiprocessing processes; both are read here through their returncode
+(Popen's convention: -N when signal N killed it). Nothing here imports torch at module level: the sweep
+layer, which never imports torch, uses this module.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from multiprocessing.process import BaseProcess
+from typing import Any, Callable, Iterable, Iterator, Union
+
+from playground.processes import die_with_parent as _wrapper
+from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED
+
+GRACE_SECONDS = 5.0
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+Child = Union[subprocess.Popen, BaseProcess]
+
+
+def start_child(command: list[str], **popen: Any) -> subprocess.Popen:
+    """Popen(command, **popen) whose process gets SIGTERM when this one dies, with the command's own pid;
+    FileNotFoundError as Popen's when command[0] cannot be found."""
+    env = popen.get("env")
+    environ = os.environ if env is None else env
+    if shutil.which(command[0], path=environ.get("PATH", os.defpath)) is None:
+        raise FileNotFoundError(2, "No such file or directory", command[0])
+    lc_ctype = "=" + environ["LC_CTYPE"] if "LC_CTYPE" in environ else ""
+    return subprocess.Popen([sys.executable, "-I", "-S", _wrapper.__file__, str(os.getpid()), lc_ctype, *command],
+                            **popen)
+
+
+def start_ranks(entry: Callable[..., None], args: tuple, count: int) -> list[BaseProcess]:
+    """`count` fresh interpreters (start method spawn), each calling entry(index, *args) once it will die with
+    this process. `entry` and `args` must pickle (a module-level function)."""
+    from torch.multiprocessing import start_processes
+    context = start_processes(_rank_main, args=(os.getpid(), entry, args), nprocs=count, join=False,
+                              start_method="spawn")
+    return list(context.processes)
+
+
+def _rank_main(index: int, parent_pid: int, entry: Callable[..., None], args: tuple) -> None:
+    _wrapper.die_with_parent(parent_pid)
+    entry(index, *args)
+
+
+def worker_pool(count: int, initializer: Callable[[], None] | None = None) -> Any:
+    """A multiprocessing Pool of `count` fresh interpreters (start method spawn: no fork of a process that holds
+    threads); used as a context manager, which terminates its workers on exit."""
+    import multiprocessing
+    return multiprocessing.get_context("spawn").Pool(count, initializer=initializer)
+
+
+def run_tool(command: list[str], timeout: float, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run a short external tool (`sbatch`) to its end: no input, its output captured as text; after `timeout`
+    seconds it is killed and subprocess.TimeoutExpired raised."""
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+                          env=env)
+
+
+@contextlib.contextmanager
+def stop_signals_ignored() -> Iterator[None]:
+    """While inside, SIGTERM and SIGINT to this process are ignored; the previous handlers are back afterwards (an
+    in-process caller, such as the API or a test, keeps its own)."""
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def stop_signals_call(on_stop: Callable[[int], None]) -> Iterator[None]:
+    """While inside, SIGTERM and SIGINT to this process call on_stop(signum) instead of ending it; the previous
+    handlers are back afterwards. Main thread only (Python runs signal handlers there)."""
+    previous = {sig: signal.signal(sig, lambda signum, _frame: on_stop(signum)) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def ignore_stop_signals(*_: Any) -> None:
+    """This process leaves SIGTERM/SIGINT to its parent, which stops it (any arguments are ignored, so this is
+    a DataLoader's worker_init_fn too)."""
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+
+
+def returncode(child: Child) -> int | None:
+    """The child's exit code (-N: killed by signal N), None while it runs; reaps it when it has ended."""
+    return child.poll() if isinstance(child, subprocess.Popen) else child.exitcode
+
+
+def signal_child(child: Child, sig: int = signal.SIGTERM) -> bool:
+    """Send `sig` to the child if it still runs; whether it was sent."""
+    if returncode(child) is not None:
+        return False
+    try:
+        os.kill(child.pid, sig)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _wait(child: Child, timeout: float | None) -> int | None:
+    if isinstance(child, subprocess.Popen):
+        try:
+            return child.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+    child.join(timeout)
+    return child.exitcode
+
+
+def kill(child: Child) -> int:
+    """SIGKILL the child if it runs (nothing of it is worth saving) and reap it; its returncode."""
+    signal_child(child, signal.SIGKILL)
+    code = _wait(child, None)
+    assert code is not None
+    return code
+
+
+def stop(children: Iterable[Child], grace: float = GRACE_SECONDS) -> None:
+    """SIGTERM to each child still running, then SIGKILL to those still running `grace` seconds later; all
+    reaped on return."""
+    children = [child for child in children if signal_child(child)]
+    deadline = time.monotonic() + grace
+    for child in children:
+        if _wait(child, max(0.0, deadline - time.monotonic())) is None:
+            kill(child)
+
+
+def wait_for_children(children: list[BaseProcess], grace: float = GRACE_SECONDS,
+                      tolerated: Iterable[int] = (EXIT_DONE,)) -> tuple[list[tuple[int, int]], set[int]]:
+    """Wait for every child: (index, returncode) in the order they ended, and the indices this call had to stop.
+    After the first child to end with a code not in `tolerated`, the others get `grace` seconds to end on
+    their own (ranks fail in their next collective), then are stopped (`stop`): one still running then hung."""
+    from multiprocessing.connection import wait
+    tolerated = set(tolerated)
+    running = {child.sentinel: index for index, child in enumerate(children)}
+    exits: list[tuple[int, int]] = []
+    deadline = None
+    while running:
+        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+        for sentinel in wait(list(running), timeout=timeout):
+            index = running.pop(sentinel)
+            children[index].join()
+            exits.append((index, children[index].exitcode))
+            if children[index].exitcode not in tolerated and deadline is None:
+                deadline = time.monotonic() + grace
+        if deadline is not None and time.monotonic() >= deadline and running:
+            stop((children[i] for i in running.values()), grace)
+            exits += [(index, children[index].exitcode) for index in running.values()]
+            return exits, set(running.values())
+    return exits, set()
+
+
+def ending(code: int | None) -> str:
+    """A returncode in words: `exit 1`, or the signal that killed the process (`killed by SIGKILL`)."""
+    if code is not None and code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit {code}"
+
+
+def how_it_ended(code: int) -> str:
+    """The predicate of a message naming the child that failed: `was killed by SIGKILL`, `failed (its error is
+    above)`, `exited with code 3`."""
+    if code < 0:
+        return f"was killed by {signal.Signals(-code).name}" if -code in signal.valid_signals() else f"died ({code})"
+    return "failed (its error is above)" if code == EXIT_FAILED else f"exited with code {code}"
