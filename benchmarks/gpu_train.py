@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/gpu_train.py [--images 4000] [--batch 128] [--steps 60] [--workers N] [--gpu-decode]
 
 Both arms train the same network (components/networks/explicit_resnet.py, depth 50, channels_last, bf16 autocast,
-SGD with momentum) on the same data path: LmdbImageDataset (scale_jitter_type 1, mirror, 224-pixel crops)
+SGD with momentum) on the same data path: LmdbImageDataset (scale_jitter_type 1, mirror, --imsize crops, 224 pixels by default)
 decoded by --workers loader workers into uint8 batches, pinned, copied non-blocking and normalised on the GPU;
 with --gpu-decode, JPEGs decoded on the GPU instead (input.gpu_decode). Each arm runs in a fresh process:
 
@@ -34,9 +34,14 @@ sys.path[:0] = [REPO, HERE]
 SEED, LR, MOMENTUM, WEIGHT_DECAY, CLASSES = 5, 0.1, 0.9, 1e-4, 10
 
 
+def loadsize(args: argparse.Namespace) -> int:
+    """The shorter side images are scaled to before cropping: 256 for 224-pixel crops, in proportion otherwise."""
+    return args.imsize * 8 // 7
+
+
 def spec(args: argparse.Namespace):
     from playground.data.augment import AugmentSpec
-    return AugmentSpec(is_train=True, loadsize=256, imsize=224, scale_jitter_type=1, mirror=True)
+    return AugmentSpec(is_train=True, loadsize=loadsize(args), imsize=args.imsize, scale_jitter_type=1, mirror=True)
 
 
 def network(device: str):
@@ -136,7 +141,8 @@ def resident(args: argparse.Namespace) -> dict:
     torch.backends.cudnn.benchmark = True
     net, loss_fn = network(args.device), torch.nn.CrossEntropyLoss()
     opt = optimizer(net)
-    images = torch.randn(args.batch, 3, 224, 224, device=args.device).contiguous(memory_format=torch.channels_last)
+    images = torch.randn(args.batch, 3, args.imsize, args.imsize, device=args.device)
+    images = images.contiguous(memory_format=torch.channels_last)
     labels = torch.randint(0, CLASSES, (args.batch,), device=args.device)
     for step in range(args.warmup + args.steps):
         if step == args.warmup:
@@ -157,7 +163,7 @@ def playground_arm(args: argparse.Namespace) -> dict:
     iterations = args.warmup + args.steps
     opts = {
         "input": {"input_name_py": "gfs_IN1k", "train_input_path": args.db, "test_input_path": "", "num_classes": None,
-                  "loadsize": 256, "imsize": 224, "scale_jitter_type": 1, "mirror": True,
+                  "loadsize": loadsize(args), "imsize": args.imsize, "scale_jitter_type": 1, "mirror": True,
                   "decode_threads": args.workers, "gpu_decode": args.gpu_decode},
         "model": {"model_name_py": "IN1k_resnet_no_test_model", "forward_pass_py": "explicit_resnet_forward",
                   "optimizer_py": "sgd_optimizer", "rendezvous_py": "rendezvous_env",
@@ -187,6 +193,7 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--steps", type=int, default=60, help="timed training steps per arm")
     parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--imsize", type=int, default=224, help="crop size (a smoke run uses a small one)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--gpu-decode", action="store_true", help="decode JPEGs on the GPU (input.gpu_decode)")
     parser.add_argument("--data", help="folder for the generated images and LMDB (kept; default: a temporary one)")
@@ -201,7 +208,7 @@ def main() -> int:
 
     import torch
     if args.device == "cuda" and not torch.cuda.is_available():
-        print("gpu_train: no CUDA device here; this benchmark needs one GPU")
+        print("gpu_train skipped: no CUDA device here; this benchmark needs one GPU (--device cpu: a smoke run)")
         return 0
     from data_pipeline import make_data
     folder = args.data or tempfile.mkdtemp(prefix="gpu-train-")
@@ -213,6 +220,7 @@ def main() -> int:
     for arm in ("resident", "plain", "playground"):
         command = [sys.executable, os.path.abspath(__file__), "--arm", arm, "--db", db, "--batch", str(args.batch),
                    "--steps", str(args.steps), "--warmup", str(args.warmup), "--workers", str(args.workers),
+                   "--imsize", str(args.imsize),
                    "--device", args.device]
         done = subprocess.run(command + (["--gpu-decode"] if args.gpu_decode else []), capture_output=True, text=True,
                               cwd=HERE)

@@ -12,6 +12,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
+# seconds: the limit on a test's subprocess or wait, which only turns a hang into a failure. Never a speed
+# expectation: on a machine shared with other work a test may take several times its usual time.
+HANG = 900
 
 
 def load_experiment(name: str) -> dict:
@@ -32,7 +35,7 @@ def tiny_opts(**sections) -> dict:
     return opts
 
 
-def run_cli(*args: str, cwd: str | os.PathLike | None = None, timeout: float = 300,
+def run_cli(*args: str, cwd: str | os.PathLike | None = None, timeout: float = HANG,
             env: dict | None = None, script: str = "AnyExpOnTerm.py") -> subprocess.CompletedProcess:
     """Run `python AnyExpOnTerm.py ARGS` (or another entry) as a real process; returns the completed process."""
     full_env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
