@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.conftest import REPO, run_cli, tiny_opts
+from tests.conftest import HANG, REPO, run_cli, tiny_opts
 
 OLD_PATHS = {"playground.meters": "playground.trainer.meters", "playground.model": "playground.trainer.model",
              "playground.lr_schedule": "playground.trainer.lr_schedule",
@@ -33,7 +33,7 @@ def test_every_public_name_resolves():
 
 def test_importing_the_public_surface_is_cheap():
     code = "import sys, playground.api; print([m for m in ('torch', 'numpy', 'cv2') if m in sys.modules])"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=HANG)
     assert out.stdout.strip() == "[]", out.stderr
 
 
