@@ -51,3 +51,22 @@ def opts_file(tmp_path):
         path.write_text(json.dumps({"opts": opts}))
         return str(path)
     return write
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (`make test`: --dist loadgroup), the tests that share one of our session- or module-scoped
+    fixtures run on one worker, so it is made once (the reference runs of the resume tests, a PostgreSQL server, a
+    module's trained runs); the other tests are spread one by one. Without xdist this does nothing."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None or item.get_closest_marker("xdist_group"):
+            continue
+        shared = sorted((defs[-1].scope == "module", name) for name, defs in info.name2fixturedefs.items()
+                        if defs and defs[-1].scope in ("session", "package", "module")
+                        and getattr(defs[-1].func, "__module__", "").startswith("tests."))
+        if shared:      # by the session fixture; else every test of the module that has a module fixture together
+            by_module, name = shared[0]
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__ if by_module else name))
