@@ -14,9 +14,9 @@ each also as a ratio to the plain loop.
 `--peers` adds a third child: the same job trained by a PyTorch Lightning Trainer (benchmarks/parity_lightning.py;
 the optional `bench` extra: pip install -e '.[bench]'), the framework most users would pick instead.
 
-`--case features` trains both with bf16 autocast, gradient accumulation over 4 micro-batches, clipping by norm
-and an EMA of the weights (the hand-written loop doing each by hand); the final weights and the EMA weights
-must be bitwise equal (an iteration is then 4 batches).
+`--case features` trains both with bf16 autocast (`--precision fp16`: fp16 with a gradient scaler), gradient
+accumulation over 4 micro-batches, clipping by norm and an EMA of the weights (the hand-written loop doing each
+by hand); the final weights and the EMA weights must be bitwise equal (an iteration is then 4 batches).
 """
 from __future__ import annotations
 
@@ -43,7 +43,9 @@ PLAIN = {"precision": "fp32", "accum": 1, "clip": 0.0, "ema": 0.0}
 def config(args: argparse.Namespace) -> dict:
     return {"seed": 5, "samples": args.samples, "batch": args.batch, "epochs": args.epochs, "lr": 0.05,
             "momentum": 0.9, "weight_decay": 5e-4, "classes": 10, "shape": [3, 32, 32], "device": args.device,
-            **(FEATURES if getattr(args, "case", "plain") == "features" else PLAIN)}
+            **(FEATURES if getattr(args, "case", "plain") == "features" else PLAIN),
+            **({"precision": args.precision} if getattr(args, "case", "plain") == "features"
+               and getattr(args, "precision", None) else {})}
 
 
 def playground_opts(c: dict) -> dict:
@@ -109,6 +111,8 @@ def run_plain(c: dict) -> tuple[dict, list[float]]:
     k = c["accum"]
     iterations = c["samples"] // (c["batch"] * k)
     ema = {n: t.detach().clone() for n, t in net.state_dict().items() if t.dtype.is_floating_point}
+    half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(c["precision"])
+    scaler = torch.amp.GradScaler(device.type) if c["precision"] == "fp16" else None
     updates = 0
     epoch_times, running = [], 0.0
     for _ in range(c["epochs"]):
@@ -117,17 +121,23 @@ def run_plain(c: dict) -> tuple[dict, list[float]]:
             for micro in range(k):
                 inputs, labels = next(batches)
                 inputs, labels = inputs.to(device, non_blocking=True), labels.to(device, non_blocking=True)
-                with (torch.autocast(device.type, dtype=torch.bfloat16) if c["precision"] == "bf16"
-                      else contextlib.nullcontext()):
+                with torch.autocast(device.type, dtype=half) if half else contextlib.nullcontext():
                     output = net(inputs)
                     loss = loss_fn(output, labels)
                 if micro == 0:
                     optimizer.zero_grad(set_to_none=True)
-                (loss / k if k > 1 else loss).backward()
+                scaled = loss / k if k > 1 else loss
+                (scaler.scale(scaled) if scaler else scaled).backward()
                 running += loss.item()
+            if scaler:
+                scaler.unscale_(optimizer)     # true gradients for the clipping
             if c["clip"] > 0:
                 torch.nn.utils.clip_grad_norm_(net.parameters(), c["clip"])
-            optimizer.step()
+            if scaler:
+                scaler.step(optimizer)         # skipped when a gradient overflowed; the scale adapts
+                scaler.update()
+            else:
+                optimizer.step()
             if c["ema"] > 0:
                 with torch.no_grad():
                     d = min(c["ema"], (1 + updates) / (10 + updates))
@@ -174,8 +184,8 @@ def run_trials(args: argparse.Namespace, kinds: tuple[str, ...]) -> dict[str, li
             started = time.perf_counter()
             subprocess.run([sys.executable, __file__, "--child", kind, "--out", out, "--trials", "1",
                             "--epochs", str(args.epochs), "--samples", str(args.samples), "--batch", str(args.batch),
-                            "--device", args.device, "--case", args.case, "--workdir", args.workdir], check=True,
-                           cwd=HERE)
+                            "--device", args.device, "--case", args.case, "--precision", args.precision,
+                            "--workdir", args.workdir], check=True, cwd=HERE)
             with open(out) as handle:
                 results[kind].append({**json.load(handle), "process_secs": time.perf_counter() - started})
     return results
@@ -191,7 +201,7 @@ def report(args: argparse.Namespace, c: dict, results: dict[str, list[dict]]) ->
     whole = {k: statistics.median(r["process_secs"] for r in rs) for k, rs in results.items()}
     weights = {r["weights"] for rs in results.values() for r in rs}
     print(f"parity: {args.trials} trials x {args.epochs} epochs x {iterations} iterations, batch {args.batch}, "
-          f"device {args.device}, case {args.case}, {os.cpu_count()} cores, load average {load_averages()}")
+          f"device {args.device}, case {args.case} ({c['precision']}), {os.cpu_count()} cores, load average {load_averages()}")
     print(f"  final weights bitwise equal ({', '.join(results)}): {'yes' if len(weights) == 1 else 'no'}")
     print(f"  median step time: plain {step['plain'] * 1e3:.2f} ms, playground {step['playground'] * 1e3:.2f} ms, "
           f"ratio {step['playground'] / step['plain']:.4f} (target <= 1.01)")
@@ -218,6 +228,8 @@ def main() -> int:
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--case", default="plain", choices=("plain", "features"),
                         help="features: bf16 autocast, accumulation over 4, clipping and EMA in both loops")
+    parser.add_argument("--precision", choices=("bf16", "fp16"), default="bf16",
+                        help="the autocast type of --case features (fp16: with a gradient scaler in both loops)")
     parser.add_argument("--peers", action="store_true",
                         help="also train the job with a PyTorch Lightning Trainer (needs the bench extra)")
     parser.add_argument("--child", choices=("plain", "playground", "lightning"), help=argparse.SUPPRESS)
