@@ -8,8 +8,8 @@
 #   parity-bf16    60   benchmarks/parity.py --case features on the GPU: bf16 autocast, accumulation, clipping, EMA
 #   parity-fp16    60   the same with fp16 and a gradient scaler in both loops
 #   parity-fp32    60   the plain case on the GPU (with PyTorch Lightning beside it when the bench extra is there)
-#   gpu-train     120   benchmarks/gpu_train.py: ResNet-50 on JPEGs from an LMDB, playground against a plain loop
-#   data-pipeline  90   benchmarks/data_pipeline.py, whose GPU section (e, f) runs only here
+#   gpu-train     150   benchmarks/gpu_train.py: ResNet-50 on JPEGs from an LMDB, playground against a plain loop
+#   data-pipeline  60   benchmarks/data_pipeline.py, whose GPU section (e, f) runs only here
 # Every step's output goes to OUT, then a summary of exit codes and seconds. A step that fails or runs out of
 # time does not stop the others; the exit code is 1 when any did. Without a CUDA device it says so and exits 1
 # at once. PYTHON (default .venv/bin/python) is the interpreter.
@@ -59,8 +59,8 @@ step gpu-tests 90 "$PY" -m pytest -q -m gpu -p no:cacheprovider tests
 step parity-bf16 60 "$PY" "${PARITY[@]}" --case features --precision bf16
 step parity-fp16 60 "$PY" "${PARITY[@]}" --case features --precision fp16
 step parity-fp32 60 "$PY" "${PARITY[@]}" "${PEERS[@]}"
-step gpu-train 120 "$PY" benchmarks/gpu_train.py --images 2000 --batch 128 --steps 30 --warmup 5 --data "$DATA"
-step data-pipeline 90 "$PY" benchmarks/data_pipeline.py --images 2000 --repeat 1 --data "$DATA"
+step gpu-train 150 "$PY" benchmarks/gpu_train.py --images 2000 --batch 128 --steps 30 --warmup 5 --data "$DATA"
+step data-pipeline 60 "$PY" benchmarks/data_pipeline.py --images 2000 --repeat 1 --data "$DATA"
 
 {
     printf '\n== summary (load average now %s)\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
