@@ -201,7 +201,8 @@ def report(args: argparse.Namespace, c: dict, results: dict[str, list[dict]]) ->
     whole = {k: statistics.median(r["process_secs"] for r in rs) for k, rs in results.items()}
     weights = {r["weights"] for rs in results.values() for r in rs}
     print(f"parity: {args.trials} trials x {args.epochs} epochs x {iterations} iterations, batch {args.batch}, "
-          f"device {args.device}, case {args.case} ({c['precision']}), {os.cpu_count()} cores, load average {load_averages()}")
+          f"device {args.device}, case {args.case} ({c['precision']}), {os.cpu_count()} cores, "
+          f"load average {load_averages()}")
     print(f"  final weights bitwise equal ({', '.join(results)}): {'yes' if len(weights) == 1 else 'no'}")
     print(f"  median step time: plain {step['plain'] * 1e3:.2f} ms, playground {step['playground'] * 1e3:.2f} ms, "
           f"ratio {step['playground'] / step['plain']:.4f} (target <= 1.01)")
@@ -209,7 +210,8 @@ def report(args: argparse.Namespace, c: dict, results: dict[str, list[dict]]) ->
           f"median {statistics.median(paired):.4f}")
     print(f"  peak memory: plain {peak['plain'] / 2**20:.1f} MiB, playground {peak['playground'] / 2**20:.1f} MiB, "
           f"ratio {peak['playground'] / peak['plain']:.4f} (target <= 1.02)")
-    print(f"  {'medians':<12}{'step ms':>10}{'/ plain':>9}{'process s':>11}{'/ plain':>9}{'peak MiB':>10}{'/ plain':>9}")
+    ratio = f"{'/ plain':>9}"
+    print(f"  {'medians':<12}{'step ms':>10}{ratio}{'process s':>11}{ratio}{'peak MiB':>10}{ratio}")
     for kind in results:
         print(f"  {kind:<12}{step[kind] * 1e3:>10.2f}{step[kind] / step['plain']:>9.3f}{whole[kind]:>11.2f}"
               f"{whole[kind] / whole['plain']:>9.3f}{peak[kind] / 2**20:>10.1f}{peak[kind] / peak['plain']:>9.3f}")
