@@ -5,7 +5,8 @@
 Both arms train the same network (components/networks/explicit_resnet.py, --depth 50 by default, channels_last,
 bf16 autocast, SGD with momentum) on the same data path: LmdbImageDataset (scale_jitter_type 1, mirror, --imsize
 crops, 224 pixels by default) decoded by --workers loader workers into uint8 batches, pinned, copied non-blocking
-and normalised on the GPU; with --gpu-decode, JPEGs decoded on the GPU instead (input.gpu_decode). Each arm runs in a fresh process:
+and normalised on the GPU; with --gpu-decode, JPEGs decoded on the GPU instead (input.gpu_decode). Each arm
+runs in a fresh process:
 
   plain       a hand-written loop: torch DataLoader over the dataset's get_samples, the next batch copied and
               normalised on a side stream while the current one trains; CUDA events around each step's compute
