@@ -46,10 +46,10 @@ import numpy as np
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from playground.data.augment import AugmentSpec, inception_box  # noqa: E402
-from playground.data.db_records import DbRecords  # noqa: E402
-from playground.data.image_batch import IMAGENET_MEAN, IMAGENET_STD  # noqa: E402
-from playground.data.lmdb_dataset import single_threaded_opencv  # noqa: E402
+from playground.data.images.augment import AugmentSpec, inception_box  # noqa: E402
+from playground.data.records.db_records import DbRecords  # noqa: E402
+from playground.data.images.image_batch import IMAGENET_MEAN, IMAGENET_STD  # noqa: E402
+from playground.data.images.lmdb_dataset import single_threaded_opencv  # noqa: E402
 
 SIZES = ((500, 375), (375, 500), (500, 333), (480, 360), (500, 400))   # (width, height)
 CLASSES = 10
@@ -87,8 +87,8 @@ def synthetic_photo(rng: np.random.Generator) -> np.ndarray:
 
 def make_data(folder: str, count: int) -> tuple[str, str]:
     """Class folders of JPEGs and the LMDB make-lmdb builds from them (same bytes); reused when present."""
-    from playground.data.image_sources import from_folder
-    from playground.data.lmdb_build import BuildOptions, build
+    from playground.data.records.image_sources import from_folder
+    from playground.data.records.lmdb_build import BuildOptions, build
 
     images, db = os.path.join(folder, "images"), os.path.join(folder, "db")
     if not os.path.isdir(db):
@@ -207,7 +207,7 @@ def our_pipeline(db: str, spec: AugmentSpec, args: argparse.Namespace, device: s
     import torch
 
     from playground.data.batch_stream import build_train_stream
-    from playground.data.lmdb_dataset import LmdbImageDataset
+    from playground.data.images.lmdb_dataset import LmdbImageDataset
     from playground.distribution.run_context import RunContext
     from playground.distribution.topology import Topology
 

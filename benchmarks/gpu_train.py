@@ -41,7 +41,7 @@ def loadsize(args: argparse.Namespace) -> int:
 
 
 def spec(args: argparse.Namespace):
-    from playground.data.augment import AugmentSpec
+    from playground.data.images.augment import AugmentSpec
     return AugmentSpec(is_train=True, loadsize=loadsize(args), imsize=args.imsize, scale_jitter_type=1, mirror=True)
 
 
@@ -68,7 +68,7 @@ def plain(args: argparse.Namespace) -> dict:
     import torch
     from torch.utils.data import DataLoader, Dataset
 
-    from playground.data.lmdb_dataset import LmdbImageDataset
+    from playground.data.images.lmdb_dataset import LmdbImageDataset
 
     torch.manual_seed(SEED)
     torch.backends.cudnn.benchmark = True

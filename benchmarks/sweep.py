@@ -87,10 +87,10 @@ def efficiency(trials: int, busy: float) -> tuple[float, float, float]:
 
 
 def _tells(sweep: str, count: int, results, storage: str | None = None) -> None:
-    from playground.sweeps.coordinator import Coordinator
-    from playground.sweeps.folder import SweepFolder
-    from playground.sweeps.spec import load_spec
-    from playground.sweeps.study import load_study
+    from playground.sweeps.agents.coordinator import Coordinator
+    from playground.sweeps.files.sweep_folder import SweepFolder
+    from playground.sweeps.inputs.spec import load_spec
+    from playground.sweeps.search.study import load_study
     spec = load_spec(os.path.join(os.path.dirname(sweep), "spec.json"))
     folder = SweepFolder(sweep)
     study = load_study(folder, spec.searcher, spec.objectives, create=True, storage=storage)
@@ -106,9 +106,9 @@ def throughput(tells: int, processes: int, storage: str | None = None) -> float:
     with tempfile.TemporaryDirectory() as folder:
         spec = _spec(folder, {"name": "random", "max_trials": 10 ** 9}, {})
         sweep = os.path.join(folder, "sweep")
-        from playground.sweeps.folder import SweepFolder
-        from playground.sweeps.spec import load_spec
-        from playground.sweeps.study import load_study
+        from playground.sweeps.files.sweep_folder import SweepFolder
+        from playground.sweeps.inputs.spec import load_spec
+        from playground.sweeps.search.study import load_study
         loaded = load_spec(spec)
         proxy = _serve(sweep) if storage == "grpc" else None
         try:

@@ -51,13 +51,13 @@ _EXPORTS = {
     "RendezvousError": "playground.distribution.rendezvous",
     # data: the seeded training order (a hand-written loop can visit samples as runs do), image LMDBs (docs/data.md)
     "pass_permutation": "playground.data.batch_stream",
-    "LmdbImageDataset": "playground.data.lmdb_dataset",
-    "AugmentSpec": "playground.data.augment",
-    "DbRecords": "playground.data.db_records",
-    "DatabaseError": "playground.data.db_records",
-    "CAFFE": "playground.data.db_records",
-    "IMAGENET_MEAN": "playground.data.image_batch",
-    "IMAGENET_STD": "playground.data.image_batch",
+    "LmdbImageDataset": "playground.data.images.lmdb_dataset",
+    "AugmentSpec": "playground.data.images.augment",
+    "DbRecords": "playground.data.records.db_records",
+    "DatabaseError": "playground.data.records.db_records",
+    "CAFFE": "playground.data.records.db_records",
+    "IMAGENET_MEAN": "playground.data.images.image_batch",
+    "IMAGENET_STD": "playground.data.images.image_batch",
 }
 
 __all__ = sorted([*_EXPORTS, "prepare_opts", "run"])

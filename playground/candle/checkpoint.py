@@ -8,8 +8,8 @@
 
 CANDLE's keys, read from params with its defaults: `ckpt_restart_mode` (auto: resume from `last` when there is
 one; required: fail without one; off), `ckpt_save_interval` (1), `ckpt_skip_epochs` (0), `ckpt_save_best`
-(True) by `ckpt_save_best_metric` ("val_loss", min for names with loss/error), `ckpt_keep_limit` (1000000) with
-`ckpt_keep_mode` "linear" (or "exponential", which CANDLE names but never built), `ckpt_checksum` (False),
+(True) by `ckpt_save_best_metric` ("val_loss", min for names with loss, error, mse or mae), `ckpt_keep_limit`
+(1000000) with `ckpt_keep_mode` "linear" (or "exponential", which CANDLE names but never built), `ckpt_checksum` (False),
 `ckpt_metadata` (None), `ckpt_directory` ("./save"; a run of `playground candle` defaults it to
 `<run-dir>/checkpoints`). The folder holds `model_checkpoint_epochN.pt` with its info JSON, `last` and `best`
 pointers and `ckpt.log` (docs/checkpoints.md); the last epoch is always saved. Each checkpoint holds model,

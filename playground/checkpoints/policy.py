@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import math
 
+from playground.options.metric_modes import mode_of
+
 
 class SavePolicy:
     """The save decisions of one run; `best_value` is part of the run's state (saved and restored with it)."""
@@ -35,6 +37,11 @@ class SavePolicy:
         periodic = self.interval > 0 and (epochs_done % self.interval == 0 or epochs_done == self.num_epochs)
         return periodic or improved, improved
 
+    def end_at(self, epochs_done: int) -> None:
+        """The run ends after `epochs_done` epochs, before num_epochs (early stopping): that epoch's checkpoint is
+        the final one, saved whatever the interval."""
+        self.num_epochs = epochs_done
+
     def iteration_due(self, epoch: int, global_iter: int, iters_done: int, epoch_iterations: int) -> bool:
         """Whether to save inside 0-based `epoch` after `iters_done` of its iterations (never at its end: the
         epoch checkpoint decides there)."""
@@ -56,9 +63,9 @@ class SavePolicy:
 
 def best_metric_of(output: dict) -> tuple[str | None, str]:
     """The metric that decides `best` and its direction: the named one, else the first test metric; mode auto
-    is min for names with 'loss' or 'error', else max."""
+    is the metric's own (its `mode` in output.metrics, playground/options/metric_modes.py)."""
     name = output["ckpt_save_best_metric"] or next((m["name"] for m in output["metrics"] if not m["is_train"]), None)
     mode = output["ckpt_save_best_mode"]
     if mode == "auto":
-        mode = "min" if name and ("loss" in name or "error" in name) else "max"
+        mode = mode_of(output, name) if name else "max"
     return name, mode

@@ -51,7 +51,7 @@ def main(args: argparse.Namespace) -> int:
     problem = _check_arguments(args)
     if problem:
         return _fail(problem, 2)
-    from playground.data.image_sources import SourceError
+    from playground.data.records.image_sources import SourceError
 
     try:
         with _sigterm_interrupts():
@@ -73,8 +73,8 @@ def main(args: argparse.Namespace) -> int:
 
 def _build(args: argparse.Namespace) -> tuple[int, dict[str, int]]:
     """Read the source and build; returns (number of classes, {database path: images})."""
-    from playground.data.image_sources import from_digits, from_folder, from_list
-    from playground.data.lmdb_build import BuildOptions, build
+    from playground.data.records.image_sources import from_digits, from_folder, from_list
+    from playground.data.records.lmdb_build import BuildOptions, build
 
     source = (from_digits() if args.digits else
               from_list(args.source, args.list_file) if args.list_file else from_folder(args.source))

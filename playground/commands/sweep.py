@@ -113,7 +113,7 @@ def _check_storage_argument(args: argparse.Namespace) -> None:
     """A bad --storage stops before anything runs (exit 2)."""
     if args.storage:
         from playground.sweeps.errors import SweepError
-        from playground.sweeps.storage_url import parse_storage
+        from playground.sweeps.inputs.storage_url import parse_storage
         try:
             parse_storage(args.storage)
         except ValueError as err:
@@ -130,26 +130,26 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    from playground.sweeps import reports
+    from playground.sweeps.operations import reports
     if args.sweep_command == "run":
         return _run(args)
     if args.sweep_command == "agent":
         return _agent(args)
     if args.sweep_command == "preview":
-        from playground.sweeps.preview import preview
+        from playground.sweeps.operations.preview import preview
         print(preview(_spec(args)))
         return 0
     if args.sweep_command == "continue":
-        from playground.sweeps.warm_start import continue_trial
+        from playground.sweeps.agents.warm_start import continue_trial
         return continue_trial(args.sweep_dir, args.trial, args.sets)
     if args.sweep_command == "serve":
-        from playground.sweeps.serve import serve
+        from playground.sweeps.operations.serve import serve
         return serve(args.sweep_dir, args.host, args.port)
     if args.sweep_command in ("pause", "resume"):
-        from playground.sweeps import control
+        from playground.sweeps.agents import control
         return getattr(control, args.sweep_command)(args.sweep_dir)
     if args.sweep_command == "submit":
-        from playground.sweeps.slurm import SlurmRequest, submit
+        from playground.sweeps.operations.slurm import SlurmRequest, submit
         _check_storage_argument(args)
         return submit(args.sweep_dir, SlurmRequest(args.agents, args.workers_per_agent, args.gpus, args.sbatch_args),
                       dry_run=args.dry_run, spec_file=args.spec, storage=args.storage)
@@ -160,7 +160,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 def _spec(args: argparse.Namespace):
     from playground.sweeps.errors import SweepError
-    from playground.sweeps.spec import load_spec, parse_spec, upf_spec
+    from playground.sweeps.inputs.spec import load_spec, parse_spec, upf_spec
     if getattr(args, "upf", None):
         if args.spec:
             raise SweepError("give a spec or --upf, not both")
@@ -174,8 +174,8 @@ def _spec(args: argparse.Namespace):
 def _run(args: argparse.Namespace) -> int:
     from dataclasses import replace
     from playground.sweeps.errors import SweepError
-    from playground.sweeps.prepare import prepare_sweep
-    from playground.sweeps.runner import run_sweep
+    from playground.sweeps.inputs.prepare import prepare_sweep
+    from playground.sweeps.agents.runner import run_sweep
     spec = _spec(args)
     if args.restart_file:
         spec = replace(spec, restart_file=os.path.abspath(args.restart_file),
@@ -184,7 +184,7 @@ def _run(args: argparse.Namespace) -> int:
         raise SweepError("--workers must be at least 1")
     _check_storage_argument(args)
     if args.test:
-        from playground.sweeps.selftest import self_test
+        from playground.sweeps.operations.selftest import self_test
         return self_test(spec)
     prepared = prepare_sweep(spec)
     workers = args.workers or spec.searcher.get("max_concurrent_trials") or 1
@@ -194,7 +194,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _agent(args: argparse.Namespace) -> int:
     from playground.sweeps.errors import SweepError
-    from playground.sweeps.runner import run_agent
+    from playground.sweeps.agents.runner import run_agent
     if args.workers < 1:
         raise SweepError("--workers must be at least 1")
     _check_storage_argument(args)

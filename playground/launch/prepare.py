@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from playground.outputs.atomic_files import write_json
 from playground.options.builtin import BUILTIN_OPTS, SECTIONS
 from playground.options.loader import ResolvedOpts, resolve_opts
-from playground.options.digest import opts_digest
+from playground.options.digest import opts_digest, same_experiment
 from playground.options.layers import (OptsError, load_blob, load_blob_file, load_defaults_file, parse_set,
                                     set_path)
 from playground.launch.plan import Plan, make_plan
@@ -137,7 +137,7 @@ def latest_run_dir(opts: dict, runs: str = "runs") -> str:
                 theirs = json.load(handle)["opts"]
         except (OSError, ValueError, KeyError, TypeError):
             continue  # not a run folder of ours, or one being written
-        if isinstance(theirs, dict) and opts_digest(theirs) == digest:
+        if isinstance(theirs, dict) and same_experiment(opts, theirs):
             matches.append((os.path.getmtime(path), os.path.dirname(path)))
     if not matches:
         raise OptsError(f"--resume: no run folder under {os.path.abspath(runs)} holds these opts (hash {digest}); "

@@ -1,8 +1,10 @@
 """The opts keys the framework itself knows: the original Playground schema plus what this rebuild adds.
 
-Mandatory keys follow the original README: "mandatory non empty" keys must be present and not empty,
-"mandatory nullable" keys must be present but may be null or "". Keys the original crashed on when absent
-(`num_layer`, `engine`, `additional_override_py`) have defaults here. Keys that only made sense inside
+Mandatory keys follow the original README ("mandatory non empty" keys must be present and not empty,
+"mandatory nullable" keys must be present but may be null or ""), except the keys only the Caffe2 components
+need (model_name_py, rendezvous_py, gen_output_py, pretrained_model, memonger, combine_spatial_bn): they are
+optional, with defaults that mean what the README's blob gives them (no pretrained weights, no memonger...).
+Keys the original crashed on when absent (`num_layer`, `engine`, `additional_override_py`) have defaults here. Keys that only made sense inside
 Facebook's data warehouse are listed in `IGNORED_KEYS` and accepted with one info line.
 """
 from __future__ import annotations
@@ -22,6 +24,14 @@ METRIC = Record("a metric", {
     "meter_py": (ComponentName("meter"), True, NO_DEFAULT),
     "meter_kargs": (Mapping(), False, {}),
     "is_train": (Bool(), True, NO_DEFAULT),
+    "mode": (Nullable(Choice(["min", "max"])), False, None),
+})
+
+EARLY_STOPPING = Record("early stopping", {
+    "metric": (Str(), True, NO_DEFAULT),
+    "mode": (Nullable(Choice(["min", "max"])), False, None),
+    "patience": (Int(1), False, 3),
+    "min_delta": (Float(0), False, 0.0),
 })
 
 PLOT = Record("a plot", {
@@ -31,7 +41,7 @@ PLOT = Record("a plot", {
     "y_title": (Str(), False, ""),
 })
 
-M, N = Need.NON_EMPTY, Need.NULLABLE
+M = Need.NON_EMPTY
 INERT_NOTE = "Accepted for compatibility with Caffe2 opts; no effect in PyTorch."
 
 
@@ -69,15 +79,16 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
     _o("input.datasets", ListOf(Anything()), [],
        help="Filled in by the input component's get_input_dataset; kept for original opts blobs."),
     # ---------------------------------------------------------------- model
-    _o("model.model_name_py", ComponentName("model"), need=M,
-       help="Model component: init_model and the per-iteration hooks."),
+    _o("model.model_name_py", ComponentName("model"), "",
+       help="Model component: init_model and the per-iteration hooks; empty: a train model and a test model "
+            "sharing its network (what basic_model does)."),
     _o("model.forward_pass_py", ComponentName("forward_pass"), need=M,
        help="Forward-pass component: the network and its loss. Not needed with model.trial_py."),
     _o("model.parameter_update_py", ComponentName("param_update"), "",
        help="Update-rule component; exactly one of parameter_update_py and optimizer_py is set."),
     _o("model.optimizer_py", ComponentName("optimizer"), "",
        help="Optimizer component (a torch optimizer); exactly one of parameter_update_py and optimizer_py."),
-    _o("model.rendezvous_py", ComponentName("rendezvous"), need=M,
+    _o("model.rendezvous_py", ComponentName("rendezvous"), "rendezvous_env",
        help="How ranks find each other when there is more than one process."),
     _o("model.additional_override_py", ComponentName("override"), "",
        help="Module whose functions replace the trainer methods of the same name, for this run only."),
@@ -88,15 +99,15 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
        help="Hooks added to the training loop, in order: registered names or dotted module paths of modules "
             "defining a playground.api.Hook subclass (docs/hooks.md). Their state is checkpointed."),
     # ---------------------------------------------------------------- model_param
-    _o("model_param.pretrained_model", Nullable(Str()), need=N,
+    _o("model_param.pretrained_model", Nullable(Str()), "",
        help="Checkpoint or state_dict file whose weights initialise the network (weights only)."),
     _o("model_param.reset_epoch", Bool(), True,
        help="With pretrained_model: start counting epochs from 0 (else continue from the file's epoch)."),
-    _o("model_param.memonger", Bool(), need=M,
+    _o("model_param.memonger", Bool(), False,
        help="Save activation memory by activation checkpointing, in the networks that read it (below); "
             "others, caffe2_resnet50_default_forward among them, train with full activation memory.", by=NETS),
     _o("model_param.cuda_nccl", Bool(), True, help="Use NCCL between GPU processes (else gloo)."),
-    _o("model_param.combine_spatial_bn", Nullable(Bool()), need=N,
+    _o("model_param.combine_spatial_bn", Nullable(Bool()), False,
        help="Combine batch-norm statistics across ranks when there is more than one: torch's SyncBatchNorm on "
             "CUDA, per-channel sums over gloo on CPU ranks (as the original did for CPU training)."),
     _o("model_param.max_concurrent_distributed_ops", Nullable(Int(1)), help=INERT_NOTE, inert=True),
@@ -179,14 +190,22 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
        help="Identifier all hosts of one run agree on (rendezvous key); empty derives it from the scheduler "
             "(SLURM_JOB_ID) or the opts."),
     # ---------------------------------------------------------------- output
-    _o("output.gen_output_py", ComponentName("output"), need=M,
-       help="Output component: fun_conclude_operator and assembleAllOutputs."),
+    _o("output.gen_output_py", ComponentName("output"), "",
+       help="Output component: fun_conclude_operator and assembleAllOutputs; empty: the trainer's own (the result "
+            "dict holds the last checkpoint path and the metrics lists)."),
     _o("output.gen_checkpoint_path_py", ComponentName("checkpoint_path"), "",
        help="Component deciding each checkpoint's path; empty uses checkpoint_folder/model_checkpoint_epoch{N}.pt."),
     _o("output.checkpoint_folder", Str(), "", help="Where checkpoints go; empty means <run-dir>/checkpoints."),
-    _o("output.metrics", ListOf(METRIC), [], help="Meters to record: name, meter_py, meter_kargs, is_train."),
+    _o("output.metrics", ListOf(METRIC), [],
+       help="Meters to record: name, meter_py, meter_kargs, is_train, and mode (min or max: which way the metric "
+            "improves, for best values, ckpt_save_best and early stopping; null: the meter class's "
+            "higher_is_better, else min for names with 'loss', 'error', 'mse' or 'mae' and max for others)."),
     _o("output.plots", ListOf(PLOT), [],
        help="Plots drawn at the end: x (a metric, or empty for epochs), x_title, ys (metrics), y_title."),
+    _o("output.early_stopping", Nullable(EARLY_STOPPING), None,
+       help="Stop training when `metric` has not improved by more than `min_delta` for `patience` consecutive full "
+            "test passes (epoch ends); `mode` min or max, null: the metric's mode. The state is checkpointed (a "
+            "resumed run stops where an uninterrupted one does) and results.json reports it. null: off."),
     _o("output.tensorboard", Bool(), False,
        help="Also write TensorBoard event files to <run-dir>/tensorboard: each record point's values, learning rate, "
             "throughput and gradient norm (needs the tensorboard package)."),
@@ -219,7 +238,7 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
     _o("output.ckpt_save_best_metric", Str(), "",
        help="Metric for ckpt_save_best; empty uses the first test metric in output.metrics."),
     _o("output.ckpt_save_best_mode", Choice(["auto", "min", "max"]), "auto",
-       help="Direction of ckpt_save_best_metric; auto: min for names with 'loss' or 'error', else max."),
+       help="Direction of ckpt_save_best_metric; auto: the metric's mode in output.metrics."),
     _o("output.ckpt_checksum", Bool(), True, help="Store a SHA-256 of each checkpoint and verify it on restart."),
     _o("output.ckpt_metadata", Nullable(Str()), None, help="Free text stored in each checkpoint's info file."),
     _o("output.ckpt_every_n_iters", Int(0), 0, help="Also checkpoint every this many iterations inside an epoch; 0: never."),

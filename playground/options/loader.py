@@ -13,20 +13,21 @@ from __future__ import annotations
 import copy
 import json
 import os
-import sys
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from playground.options.builtin import BUILTIN_OPTS, SECTIONS
-from playground.options.declaration import NO_DEFAULT, Need, Opt, from_definition
-from playground.options.value_types import Anything, ComponentName, ListOf, OptTypeError
+from playground.options.component_keys import declarations_of
+from playground.options.declaration import NO_DEFAULT, Need, Opt
+from playground.options.value_types import ComponentName, ListOf, Nullable, OptTypeError
 from playground.options.layers import OptsError, describe_origin, merge
+from playground.options.output_checks import check_meters_build, check_metrics_and_plots, resolve_meters
 from playground.options.registry import Component, ComponentError, resolve
-from playground.options.unknown_keys import closest_hint, is_ignored, leaf_paths, unknown_keys
+from playground.options.unknown_keys import is_ignored, leaf_paths, unknown_keys
 
-BUILTIN_LISTS = ("epochs", "samples_per_sec", "secs_per_train")
 # The components a trial class replaces: optional when model.trial_py names one.
-TRIAL_REPLACES = ("input.input_name_py", "model.forward_pass_py", "model.model_name_py")
+TRIAL_REPLACES = ("input.input_name_py", "model.forward_pass_py")
 
 
 @dataclass
@@ -40,26 +41,6 @@ class ResolvedOpts:
 
     def component(self, path: str) -> Component | None:
         return self.components.get(path)
-
-
-def declarations_of(component: Component) -> list[Opt]:
-    """The opts keys a component declares (CANDLE style: `additional_definitions` and `required`); for a trial
-    class, those of the modules of the classes it derives from too (a subclass keeps its base's keys)."""
-    modules = [component.module]
-    trial = component.trial_class()
-    if trial is not None:
-        modules += [sys.modules[c.__module__] for c in trial.__mro__[1:] if c.__module__ in sys.modules]
-    definitions: list[dict] = []
-    required: set[str] = set()
-    for module in dict.fromkeys(modules):
-        definitions += [d for d in getattr(module, "additional_definitions", None) or []
-                        if d.get("name") not in {e.get("name") for e in definitions}]
-        required |= set(getattr(module, "required", None) or [])
-    opts = [from_definition(d, component.name, d.get("name") in required) for d in definitions]
-    declared = {o.path for o in opts}
-    for path in sorted(required - declared):
-        opts.append(Opt(path=path, type=Anything(), need=Need.NON_EMPTY, readers=(component.name,)))
-    return opts
 
 
 def merge_declarations(builtin: tuple[Opt, ...], components: list[Component]) -> dict[str, Opt]:
@@ -113,7 +94,7 @@ def resolve_opts(layers: list[tuple[str, dict]], check_devices: bool = True, str
     opts = copy.deepcopy(raw)
     for decl in declarations.values():
         _fill_and_check(opts, decl, origin, problems)
-    meters = _resolve_meters(opts, problems)
+    meters = resolve_meters(opts, problems)
     _check_rules(opts, origin, problems, check_devices, components)
     _check_learning_rate(raw, components.get("model.optimizer_py"), problems)
     unknown_errors, unknown_warnings = unknown_keys(raw, declarations, strict)
@@ -178,22 +159,6 @@ def _resolve_component_list(raw: dict, path: str, kind: str, problems: list[str]
     return found
 
 
-def _resolve_meters(opts: dict, problems: list[str]) -> dict[str, Component]:
-    meters: dict[str, Component] = {}
-    metrics = _get(opts, "output.metrics")
-    if not isinstance(metrics, list):
-        return meters
-    for index, metric in enumerate(metrics):
-        if not isinstance(metric, dict) or not isinstance(metric.get("meter_py"), str):
-            continue
-        where = f"opts.output.metrics[{index}].meter_py"
-        try:
-            meters[metric["name"]] = resolve(metric["meter_py"], "meter", where=where)
-        except ComponentError as err:
-            problems.append(str(err))
-    return meters
-
-
 def _fill_and_check(opts: dict, decl: Opt, origin: dict[str, str], problems: list[str]) -> None:
     where = f"opts.{decl.path}"
     present, value = _lookup(opts, decl.path)
@@ -206,15 +171,30 @@ def _fill_and_check(opts: dict, decl: Opt, origin: dict[str, str], problems: lis
     if decl.need is Need.NON_EMPTY and value in (None, ""):
         problems.append(f"{where}: must not be empty; expected {decl.type.description}{describe_origin(origin, decl.path)}")
         return
-    if decl.need is Need.NULLABLE and value == "" and not isinstance(decl.type, ComponentName):
+    if (decl.need is Need.NULLABLE or isinstance(decl.type, Nullable)) and value == "" \
+            and not isinstance(decl.type, ComponentName):
         return  # "" is the original blobs' way of writing null
     if isinstance(decl.type, ComponentName) and value == "":
         return
     try:
         _put(opts, decl.path, decl.type.check(value))
     except OptTypeError as err:
-        problems.append(f"{where}{err.subpath}: expected {err.expected}, got {_show(value)}"
-                        f"{describe_origin(origin, decl.path)}")
+        found, inner = _at_subpath(value, err.subpath)
+        shown = f", got {_show(inner)}" if found else ""
+        problems.append(f"{where}{err.subpath}: expected {err.expected}{shown}"
+                        f"{describe_origin(origin, decl.path + err.subpath.split('[')[0])}")
+
+
+def _at_subpath(value: Any, subpath: str) -> tuple[bool, Any]:
+    """The part of `value` at an error's subpath (".field", "[index]", chained), and whether it is there."""
+    for name, index in re.findall(r"\.(\w+)|\[(\d+)\]", subpath):
+        if name and isinstance(value, dict) and name in value:
+            value = value[name]
+        elif index and isinstance(value, list) and int(index) < len(value):
+            value = value[int(index)]
+        else:
+            return False, None
+    return True, value
 
 
 def _trial_builds_optimizer(trial: Component | None) -> bool:
@@ -242,7 +222,7 @@ def _check_rules(opts: dict, origin: dict[str, str], problems: list[str], check_
             if name in hooks[:index]:
                 problems.append(f"opts.model.hooks_py[{index}]: {name!r} is listed twice (a hook runs once; its "
                                 "state is saved under its name)")
-    _check_metrics_and_plots(opts, problems)
+    check_metrics_and_plots(opts, problems)
     _check_epoch_sizes(opts, problems)
     _check_folder(opts, "output.checkpoint_folder", problems)
     if check_devices:  # the launcher's checks; ranks re-resolve the same opts without repeating them
@@ -270,42 +250,31 @@ def _component_checks(opts: dict, components: dict[str, Component], meters: dict
             problems.extend(check(opts) or [])
     if not problems:
         _check_data_size(opts, components.get("input.input_name_py"), problems)
-    for index, metric in enumerate(opts["output"]["metrics"]):
-        meter = meters.get(metric["name"])
-        cls = meter.meter_class() if meter else None
-        if cls is None:
-            continue
-        try:
-            cls(opts=opts, **metric["meter_kargs"])
-        except (TypeError, ValueError) as err:
-            problems.append(f"opts.output.metrics[{index}].meter_kargs: {metric['meter_py']} refused them: {err}")
-        except Exception as err:  # noqa: BLE001 - a user's meter may raise anything while being built
-            problems.append(f"opts.output.metrics[{index}]: {metric['meter_py']} raised {type(err).__name__} while "
-                            f"being built with meter_kargs {metric['meter_kargs']}: {err}")
+    _check_num_classes(opts, components, problems)
+    check_meters_build(opts, meters, problems)
 
 
-def _check_metrics_and_plots(opts: dict, problems: list[str]) -> None:
-    metrics = _get(opts, "output.metrics") or []
-    names = [m["name"] for m in metrics if isinstance(m, dict) and isinstance(m.get("name"), str)]
-    for index, name in enumerate(names):
-        if name in BUILTIN_LISTS:
-            problems.append(f"opts.output.metrics[{index}].name: {name!r} is a built-in list; choose another name")
-        elif name in names[:index]:
-            problems.append(f"opts.output.metrics[{index}].name: {name!r} is used twice")
-    known = names + list(BUILTIN_LISTS)
-    for index, plot in enumerate(_get(opts, "output.plots") or []):
-        if not isinstance(plot, dict):
-            continue
-        for pos, y in enumerate(plot.get("ys") or []):
-            if isinstance(y, str) and y not in known:
-                problems.append(f"opts.output.plots[{index}].ys[{pos}]: {y!r} is not a metric. {closest_hint(y, known)}")
-        x = plot.get("x")
-        if isinstance(x, str) and x and x not in known:
-            problems.append(f"opts.output.plots[{index}].x: {x!r} is not a metric (empty means epochs). "
-                            f"{closest_hint(x, known)}")
-    best = _get(opts, "output.ckpt_save_best_metric")
-    if isinstance(best, str) and best and best not in names:
-        problems.append(f"opts.output.ckpt_save_best_metric: {best!r} is not a metric. {closest_hint(best, names)}")
+def _check_num_classes(opts: dict, components: dict[str, Component], problems: list[str]) -> None:
+    """A null input.num_classes suits any forward pass but a classifier: a component that lists input.num_classes
+    in its `reads` (mlp_forward...) needs a number, which an input component that reads it too finds in its data
+    (gfs_IN1k: the database's metadata); any other input leaves it null, and the classifier would fail at run
+    time."""
+    if _get(opts, "input.num_classes") is not None:
+        return
+    source = components.get("input.input_name_py")
+    if source is not None and "input.num_classes" in _reads(source):
+        return
+    classifiers = [c.name for path, c in components.items() if path != "input.input_name_py"
+                   and "input.num_classes" in _reads(c)]
+    if classifiers:
+        counter = f"the input {source.name}" if source else "no input component"
+        problems.append(f"opts.input.num_classes: null, but {classifiers[0]} builds a classifier with "
+                        f"input.num_classes outputs and {counter} does not say how many classes there are; set "
+                        "input.num_classes (1 for one output)")
+
+
+def _reads(component: Component) -> list[str]:
+    return list(getattr(component.module, "reads", None) or [])
 
 
 def _check_data_size(opts: dict, component: Component | None, problems: list[str]) -> None:

@@ -6,25 +6,13 @@ registered component. Unknown keys stay allowed (components may read undeclared 
 from __future__ import annotations
 
 import json
-import sys
 from collections import defaultdict
 
 from playground.options.builtin import BUILTIN_OPTS, IGNORED_KEYS, INPUTS, NETS, SECTIONS, UPDATES
 from playground.options.declaration import NO_DEFAULT, Need, Opt
-from playground.options.loader import TRIAL_REPLACES, declarations_of
+from playground.options.component_keys import component_declarations
+from playground.options.loader import TRIAL_REPLACES
 from playground.options.registry import ComponentError, module_map, resolve
-
-
-def component_declarations() -> list[Opt]:
-    """Every declaration made by a registered component, in module_map order; an unimportable component is
-    reported on stderr and skipped."""
-    out: list[Opt] = []
-    for name in module_map():
-        try:
-            out.extend(declarations_of(resolve(name)))
-        except ComponentError as err:
-            print(f"playground: warning: skipping component {name!r}: {err}", file=sys.stderr)
-    return out
 
 
 def framework_key_readers() -> dict[str, set[str]]:

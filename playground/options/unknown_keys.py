@@ -39,7 +39,7 @@ def unknown_keys(raw: dict, declarations: dict[str, Opt], strict: bool) -> tuple
 
 def _declared_elsewhere(path: str) -> str:
     """Which registered components read `path`, when none of this run's does (imports them: error path only)."""
-    from playground.options.schema import component_declarations
+    from playground.options.component_keys import component_declarations
     readers = sorted({r for d in component_declarations() if d.path == path for r in d.readers})
     return f" of this run's components (it is read by {', '.join(readers)}, which this run does not use)" if readers else ""
 

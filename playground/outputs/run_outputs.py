@@ -11,6 +11,7 @@ import math
 import os
 from typing import Any
 
+from playground.options.metric_modes import mode_by_name
 from playground.outputs.atomic_files import atomic_open, write_json
 from playground.outputs.plots import draw_runs, plot_filename
 from playground.restarts.fence import Fence
@@ -58,7 +59,9 @@ class RunOutputs:
         return [draw_runs(spec, [("", lists)], os.path.join(self.run_dir, plot_filename(i, spec)), tests)
                 for i, spec in enumerate(specs)]
 
-    def write_results(self, result: dict, book: Any, wall_time: float) -> None:
+    def write_results(self, result: dict, book: Any, wall_time: float, early_stopping: dict | None = None) -> None:
+        """results.json: the result dict's JSON values, the metrics lists, each test metric's best, and with
+        output.early_stopping whether and when the run stopped early."""
         if not self.enabled:
             return
         out = {key: value for key, value in result.items() if _is_json(value)}
@@ -67,12 +70,14 @@ class RunOutputs:
         out["best"] = best_values(book)
         out["wall_time_s"] = wall_time
         out["records"] = len(book.records)
+        if early_stopping is not None:
+            out["early_stopping"] = early_stopping
         self.fence.check("results.json")
         write_json(self.results_path, out)
 
 
 def best_values(book: Any) -> dict[str, dict]:
-    """Best value of each test metric (min for names with 'loss'/'error', else max) and where it was.
+    """Best value of each test metric (its mode: min or max, playground/options/metric_modes.py) and where it was.
 
     Only full test passes (record kind "epoch") count: an interval point measures num_test_iter batches only.
     """
@@ -80,18 +85,19 @@ def best_values(book: Any) -> dict[str, dict]:
     full = {i for i, record in enumerate(book.records) if record.get("kind") == "epoch"}
     for name, entry in book.metrics.items():
         full_passes = [v if i in full else None for i, v in enumerate(entry["output"])]
-        point = None if entry["is_train"] else best_point(name, full_passes)
+        point = None if entry["is_train"] else best_point(name, full_passes, entry.get("mode"))
         if point is not None:
             best[name] = {"value": point[0], "index": point[1], "epochs": book.record_epochs[point[1]]}
     return best
 
 
-def best_point(name: str, values: list) -> tuple[float, int] | None:
-    """(best value, its index) among the finite values: min for names with 'loss'/'error', else max."""
+def best_point(name: str, values: list, mode: str | None = None) -> tuple[float, int] | None:
+    """(best value, its index) among the finite values: the least with mode min, the greatest with max; without a
+    mode, by its name (metric_modes.mode_by_name)."""
     points = [(v, i) for i, v in enumerate(values) if isinstance(v, (int, float)) and math.isfinite(v)]
     if not points:
         return None
-    return (min if "loss" in name or "error" in name else max)(points)
+    return (min if (mode or mode_by_name(name)) == "min" else max)(points)
 
 
 def _is_json(value: Any) -> bool:

@@ -14,6 +14,7 @@ as in Caffe2's AnyExp, with the hook stages (playground/trainer/hook.py) in brac
             [after_iter: every num_train_iteration_per_test iterations a record point, run_testing_net x num_test_iter],
             fun_per_iter_aftRunNetAftTest, [end_of_iter]
         [after_epoch: end-of-epoch test pass, recorded as its own point], checkpoint(epoch), fun_per_epoch_aftRunNet(epoch)
+        (a hook may set should_stop, early stopping does: no further epoch starts)
     [after_train], fun_conclude_operator, createMetricsPlotsModelsOutputs, assembleAllOutputs
 
 Only rank 0 writes files; every rank runs every method and hook. This file only sequences them.
@@ -74,6 +75,7 @@ class AnyExp:
         self.outputs = RunOutputs(self.run_dir, enabled=ctx.is_writer)
         self.checkpointer = ckpt.Checkpointer(opts, self.run_dir, ctx.is_writer, self.world_size, self.log)
         self.hooks = HookList([])     # built after prep_data_parallel_models, when the networks exist
+        self.should_stop = False      # a hook (early stopping) ends the run after the current epoch
         self._step: TrainStep | None = None
 
     # ------------------------------------------------------------------ hooks before the loop
@@ -92,12 +94,9 @@ class AnyExp:
                             f"got {type(datasets).__name__}")
         self.opts["input"]["datasets"] = [describe_dataset(split, d) for split, d in
                                           (("train", self.train_dataset), ("test", self.test_dataset))]
-        if self.opts["input"]["num_classes"] is None:
+        if self.opts["input"]["num_classes"] is None:   # stays null for a dataset without classes (a regression)
             found = getattr(self.train_dataset, "num_classes", None) or getattr(self.test_dataset, "num_classes", None)
-            if not found:
-                raise ValueError("opts.input.num_classes is null and the input component's datasets do not say how "
-                                 "many classes there are; set input.num_classes")
-            self.opts["input"]["num_classes"] = int(found)
+            self.opts["input"]["num_classes"] = int(found) if found else None
 
     def init_model(self) -> None:
         """Create the train and test model slots; a model component may set test_model to None."""
@@ -194,6 +193,8 @@ class AnyExp:
 
     def checkpoint(self, epoch: int) -> None:
         """Save the run's full state after `epoch` (0-based) according to the policy, as checkpoint epoch+1."""
+        if self.should_stop:     # no epoch follows: the run's final state is saved as after its last epoch
+            self.checkpointer.policy.end_at(epoch + 1)
         saved = self.checkpointer.save_epoch(epoch + 1, self.state_capture(), lambda n: self.gen_checkpoint_path(True, n))
         self.model_path = saved or self.model_path
 
@@ -233,7 +234,9 @@ class AnyExp:
             self.fun_conclude_operator()
             self.createMetricsPlotsModelsOutputs()
             result = self.assembleAllOutputs()
-            self.outputs.write_results(result, self.book, wall_time=self.wall_time())
+            stopper = self.hooks.get("early_stopping")
+            self.outputs.write_results(result, self.book, wall_time=self.wall_time(),
+                                       early_stopping=stopper.summary() if stopper is not None else None)
         finally:
             self._close_batches()
         return result
@@ -242,6 +245,8 @@ class AnyExp:
         try:
             self.hooks.call("before_train")
             for epoch in self.list_of_epochs():
+                if self.should_stop:
+                    break
                 self.epoch = epoch
                 self._run_epoch(epoch)
             self.hooks.call("after_train")

@@ -2,8 +2,8 @@
 iteration checkpoints last (so a checkpoint holds every other hook's state after the iteration).
 
 Order: pending checkpoint errors, interval timer, learning rate, mixed precision, gradient clipping, EMA,
-profiler, record points, skipped records, user hooks (in the order listed), a trial's build_hooks(), progress, TensorBoard, iteration
-checkpoints. Each hook's state is saved under its name; resuming with a hook added or removed warns by name
+profiler, record points, skipped records, early stopping, user hooks (in the order listed), a trial's
+build_hooks(), progress, TensorBoard, iteration checkpoints. Each hook's state is saved under its name; resuming with a hook added or removed warns by name
 and the new hook starts fresh.
 """
 from __future__ import annotations
@@ -58,9 +58,9 @@ class HookList:
 
 def build_hooks(trainer: Any) -> HookList:
     """The hooks of this run, from its opts (user hooks resolved by registered name or dotted path)."""
-    from playground.trainer.hooks import (checkpoint_errors, ema, grad_clip, interval_timer, iteration_checkpoints,
-                                          learning_rate, mixed_precision, profiler, progress_bar, record_points,
-                                          skipped_records, tensorboard)
+    from playground.trainer.hooks import (checkpoint_errors, early_stopping, ema, grad_clip, interval_timer,
+                                          iteration_checkpoints, learning_rate, mixed_precision, profiler,
+                                          progress_bar, record_points, skipped_records, tensorboard)
     opts = trainer.opts
     p, out = opts["model_param"], opts["output"]
     hooks: list[Hook] = [checkpoint_errors.CheckpointErrors(trainer), interval_timer.IntervalTimer(trainer),
@@ -74,6 +74,8 @@ def build_hooks(trainer: Any) -> HookList:
     if out["profile_num_iters"] > 0 and trainer.ctx.is_writer:
         hooks.append(profiler.Profiler(trainer))
     hooks += [record_points.RecordPoints(trainer), skipped_records.SkippedRecords(trainer)]
+    if out["early_stopping"] is not None:
+        hooks.append(early_stopping.EarlyStopping(trainer))
     hooks += [user_hook(trainer, name, index) for index, name in enumerate(opts["model"]["hooks_py"])]
     trial_hooks = getattr(trainer, "trial_hooks", None)
     if trial_hooks is not None:   # a trial class's build_hooks(), after the opts' hooks

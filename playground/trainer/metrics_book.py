@@ -17,7 +17,8 @@ from playground.trainer.meters import Blobs, MeanTrainingLoss
 
 class MetricsBook:
     def __init__(self) -> None:
-        self.metrics: dict[str, dict] = {}    # name -> {"calculator": meter, "output": [...], "is_train": bool}
+        # name -> {"calculator": meter, "output": [...], "is_train": bool, "mode": "min" | "max" | None}
+        self.metrics: dict[str, dict] = {}
         self.record_epochs: list[float | None] = []
         self.samples_per_sec: list[float | None] = []
         self.secs_per_train: list[float | None] = []
@@ -32,7 +33,8 @@ class MetricsBook:
             self._phase[True].append(self.metrics["train_loss"]["calculator"])
         for metric in opts["output"]["metrics"]:
             meter = classes[metric["name"]](opts=opts, **metric["meter_kargs"])
-            self.metrics[metric["name"]] = {"calculator": meter, "output": [], "is_train": metric["is_train"]}
+            self.metrics[metric["name"]] = {"calculator": meter, "output": [], "is_train": metric["is_train"],
+                                            "mode": metric.get("mode")}
             self._phase[metric["is_train"]].append(meter)
 
     def add(self, is_train: bool, loss: torch.Tensor | None, output: Any, labels: Any, named: dict | None = None,

@@ -53,7 +53,7 @@ def test_the_sweep_files_the_docs_use_are_valid_specs(capsys):
     """experiments/sweeps/ once went missing from the repository while README and docs/sweeps.md used it."""
     assert main(["sweep", "preview", str(REPO / "experiments" / "sweeps" / "digits_lr_tpe.yaml")]) == 0
     assert "base_learning_rate" in capsys.readouterr().out
-    from playground.sweeps.spec import parse_spec, upf_spec
+    from playground.sweeps.inputs.spec import parse_spec, upf_spec
     raw = upf_spec(str(REPO / "experiments" / "sweeps" / "smoke_upf.txt"), str(REPO / "experiments" / "smoke.json"),
                    None)
     spec = parse_spec(raw, str(REPO), origin="--upf")

@@ -14,13 +14,30 @@ OLD_PATHS = {"playground.meters": "playground.trainer.meters", "playground.model
              "playground.lr_schedule": "playground.trainer.lr_schedule",
              "playground.opt_types": "playground.options.value_types",
              "playground.rendezvous": "playground.distribution.rendezvous",
-             "playground.checkpoint": "playground.checkpoints.checkpointer"}
+             "playground.checkpoint": "playground.checkpoints.checkpointer",
+             "playground.sweeps.spec": "playground.sweeps.inputs.spec",
+             "playground.sweeps.reports": "playground.sweeps.operations.reports"}
 
 
 @pytest.mark.parametrize("old, new", sorted(OLD_PATHS.items()))
 def test_a_module_path_from_before_the_subpackages_is_the_moved_module(old, new):
     assert importlib.import_module(old) is importlib.import_module(new)
     assert importlib.import_module(new).__spec__.name == new
+
+
+@pytest.mark.parametrize("old, new", [("playground.meters", "playground.trainer.meters"),
+                                      ("playground.sweeps.study", "playground.sweeps.search.study")])
+def test_importing_an_old_path_warns_naming_the_new_one_and_gives_the_same_module(old, new):
+    # a fresh interpreter: in this one the old path may be imported already, and a second import finds no module
+    code = ("import importlib, warnings\n"
+            "with warnings.catch_warnings(record=True) as caught:\n"
+            "    warnings.simplefilter('always')\n"
+            f"    same = importlib.import_module({old!r}) is importlib.import_module({new!r})\n"
+            "print(same, [(w.category.__name__, str(w.message)) for w in caught])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=HANG)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str(True) + " " + str(
+        [("DeprecationWarning", f"{old} moved to {new}; import it from there (the old path will be removed)")])
 
 
 def test_every_public_name_resolves():

@@ -1,11 +1,14 @@
 """The tree shows the architecture, and its dependency rules hold (playground/__init__.py lists the parts).
 
 Imports are read from the source (including imports inside functions, which are dependencies too), so a rule
-broken anywhere fails here with the file and the import that breaks it.
+broken anywhere fails here with the file and the import that breaks it. From the same imports: no circles between
+modules, no package of more than 15 modules, no arrow from a lower floor to a higher one (playground's parts, and
+the sweep layer's floors), and no use of a moved module's old path.
 """
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -91,4 +94,174 @@ def test_the_sweep_layer_never_imports_the_trainer(part):
 def test_components_import_the_framework_through_its_public_surface_only():
     bad = [line for line in offenders(REPO / "components", ("playground",))
            if not line.endswith(("imports playground.api",)) and " imports playground.api." not in line]
+    assert bad == []
+
+
+# --- the import graph: modules of playground/ and the arrows between them (imports inside functions included) ---
+
+MAX_MODULES = 15   # modules directly in one package; past that it is sub-packages by concern (as Optuna splits)
+# Playground's parts, lowest first: a module may import its own part and those before it, never one after it.
+# The entry points (playground/__init__.py, __main__.py, cli.py, api.py) stand outside the floors. A part named
+# here need not exist yet (processes/: the exit codes and the one supervisor, below everything; compat/: the
+# foreign APIs mapped onto ours, which the core never imports).
+TOP_LAYERS = ["processes", "options", "restarts", "outputs", "distribution", "data", "checkpoints", "trainer",
+              "launch", "candle", "sweeps", "compat", "commands"]
+# The sweep layer's floors, lowest first (playground/sweeps/<name>/ or <name>.py).
+SWEEP_LAYERS = ["errors", "inputs", "files", "search", "results", "agents", "operations"]
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the playground modules it imports (an imported name resolved to the module that defines it)."""
+    modules = {module_name(p): p for p in sources(PACKAGE)}
+    graph = {}
+    for name, path in modules.items():
+        targets = set()
+        for imported in imports_of(path):
+            while imported and imported not in modules:
+                imported = imported.rpartition(".")[0]
+            if imported and imported != name:
+                targets.add(imported)
+        graph[name] = targets
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, arrows = work[-1]
+            target = next(arrows, None)
+            if target is not None:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph.get(target, ())))))
+                elif target in on_stack:
+                    low[node] = min(low[node], index[target])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_the_circle_finder_finds_a_circle_and_nothing_else():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e", "d"}}
+    assert circles(graph) == [["a", "b", "c"]]
+
+
+def test_no_import_circles_between_modules():
+    assert circles(import_graph()) == []
+
+
+def test_no_package_holds_more_modules_than_a_newcomer_scans_at_once():
+    crowded = []
+    for folder in [PACKAGE, *(p for p in PACKAGE.rglob("*") if p.is_dir() and p.name != "__pycache__")]:
+        modules = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
+        if len(modules) > MAX_MODULES:
+            crowded.append(f"{folder.relative_to(REPO)} ({len(modules)} modules)")
+    assert crowded == [], f"split these into sub-packages by concern: {crowded}"
+
+
+def floor(module: str, package: str, layers: list[str]) -> int | None:
+    """The index in `layers` of the part of `package` that holds `module`; None for the package's own __init__."""
+    rest = module.removeprefix(package + ".") if module.startswith(package + ".") else None
+    if not rest:
+        return None
+    part = rest.split(".")[0]
+    assert part in layers, f"{module}: place playground's {part!r} in the layers of {package} in this test"
+    return layers.index(part)
+
+
+def upward_arrows(package: str, layers: list[str], skip: set[str] = frozenset()) -> list[str]:
+    """`a -> b` for each import from a lower floor of `package` to a higher one."""
+    bad = []
+    for source, targets in import_graph().items():
+        if source.rpartition(".")[2] in skip and source.count(".") == 1:
+            continue
+        low = floor(source, package, layers)
+        for target in targets:
+            if target.count(".") == 1 and target.rpartition(".")[2] in skip:
+                continue
+            high = floor(target, package, layers)
+            if low is not None and high is not None and high > low:
+                bad.append(f"{source} ({layers[low]}) -> {target} ({layers[high]})")
+    return sorted(bad)
+
+
+def test_no_sweep_module_imports_a_higher_floor_of_the_sweep_layer():
+    assert upward_arrows("playground.sweeps", SWEEP_LAYERS) == []
+
+
+def test_no_part_of_playground_imports_a_later_part():
+    entry_points = {p.removesuffix(".py") for p in ENTRY_POINTS}
+    assert upward_arrows("playground", TOP_LAYERS, skip=entry_points) == []
+
+
+def test_nothing_in_the_repository_imports_a_moved_module_by_its_old_path():
+    """Old paths warn (DeprecationWarning); the repository's own code and docs use the new ones."""
+    from playground import _MOVED
+    old = tuple(f"playground.{name}" for name in _MOVED)
+    bad = [line for folder in ("playground", "components", "tests", "benchmarks", "experiments")
+           for line in offenders(REPO / folder, old)]
+    for page in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]:
+        for imported in re.findall(r"(?:from|import)\s+(playground(?:\.\w+)+)", page.read_text(encoding="utf-8")):
+            if any(imported == o or imported.startswith(o + ".") for o in old):
+                bad.append(f"{page.relative_to(REPO)} imports {imported}")
+    assert bad == []
+
+
+OPTUNA_PRIVATE = PACKAGE / "sweeps" / "search" / "_optuna_private.py"
+# Private attributes of Optuna's objects the sweep layer needs (Study._storage, FrozenTrial._trial_id, ...).
+OPTUNA_PRIVATE_ATTRIBUTES = {"_storage", "_study_id", "_trial_id", "_contains", "_suggest", "_stub", "_cache",
+                             "_build_frozen_trial_from_trial_model", "_setup"}
+
+
+def test_optunas_private_api_is_used_in_one_module_only():
+    """search/_optuna_private.py says why each use is needed; an Optuna upgrade that moves one breaks there."""
+    def private(path: Path) -> list[str]:
+        found = [f"imports {name}" for name in imports_of(path)
+                 if name.split(".")[0] == "optuna" and any(part.startswith("_") for part in name.split("."))]
+        found += [f"uses .{node.attr}" for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                  if isinstance(node, ast.Attribute) and node.attr in OPTUNA_PRIVATE_ATTRIBUTES]
+        return [f"{path.relative_to(REPO)} {what}" for what in found]
+
+    assert private(OPTUNA_PRIVATE), "the rule finds nothing: it would pass whatever the code does"
+    assert [line for path in sources(PACKAGE) if path != OPTUNA_PRIVATE for line in private(path)] == []
+
+
+def test_only_the_search_floor_imports_optuna():
+    """Elsewhere the sweep layer works on the study it is handed, and reads trial states (optuna.trial.TrialState)."""
+    search = PACKAGE / "sweeps" / "search"
+    bad = [line for line in offenders(PACKAGE, ("optuna",))
+           if not line.startswith(str(search.relative_to(REPO)) + "/")
+           and line.split(" imports ")[1] not in ("optuna.trial", "optuna.trial.TrialState")]
+    assert offenders(search, ("optuna",)), "the rule finds nothing: it would pass whatever the code does"
     assert bad == []

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from playground.api import prepare_opts, run
-from playground.data.db_records import RecordReadError
-from playground.data.record_format import ImageRecord, pack_record, record_key
+from playground.data.records.db_records import RecordReadError
+from playground.data.records.record_format import ImageRecord, pack_record, record_key
 from playground.options.layers import OptsError
 from tests.conftest import tiny_opts
 from tests.image_lmdbs import caffe_datums, corrupt_record, make_image_lmdb, write_caffe_lmdb
@@ -90,7 +90,7 @@ def test_gpu_decode_is_refused_without_a_cuda_device(tmp_path):
 
 
 def test_a_caffe_label_outside_num_classes_names_database_record_and_key(tmp_path):
-    from playground.data.lmdb_dataset import LabelError
+    from playground.data.images.lmdb_dataset import LabelError
     db = write_caffe_lmdb(tmp_path / "caffe", caffe_datums(classes=3, per_class=4))
     opts = image_opts(str(db), num_classes=2, bad_record="skip")   # a wrong class count is never skipped
     with pytest.raises(LabelError, match=rf"^{db}: record \d+ \(key '[^']+'\) has label 2, outside input.num_classes "

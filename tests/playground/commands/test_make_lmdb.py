@@ -10,7 +10,7 @@ import time
 import pytest
 
 from playground.cli import main
-from playground.data.db_records import DbRecords
+from playground.data.records.db_records import DbRecords
 from tests.conftest import HANG, REPO
 from tests.image_lmdbs import write_image_tree
 

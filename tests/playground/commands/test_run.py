@@ -130,3 +130,25 @@ def test_a_stopped_run_without_run_dir_prints_its_folder_and_resume_command_and_
     assert f"--resume: resuming {run_dir}, the newest of 1 run folder(s)" in resumed.stderr
     assert "resum" in (tmp_path / "runs" / os.path.basename(run_dir) / "train.log").read_text().lower()
     assert sorted(os.listdir(tmp_path / "runs")) == sorted([os.path.basename(run_dir), "other"])
+
+
+MINIMAL_MLP = {
+    "input": {"input_name_py": "digits_arrays", "num_classes": 10, "decode_threads": 0},
+    "model": {"forward_pass_py": "mlp_forward", "optimizer_py": "sgd_optimizer"},
+    "model_param": {"base_learning_rate": 0.05, "mlp_hidden": [16]},
+    "epoch_iter": {"num_train_sample_per_epoch": 0, "num_test_sample": 0, "num_epochs": 1,
+                   "num_train_iteration_per_test": 1000, "batch_per_device": 64, "num_test_iter": 0},
+    "distributed": {"num_shards": 1, "num_gpus": 0, "first_gpu_id": 0, "num_cpus": 1},
+    "output": {"progress": "log"},
+}
+
+
+def test_an_mlp_blob_without_the_keys_only_caffe2_components_need_trains(tmp_path, opts_file):
+    """No model_name_py, rendezvous_py, gen_output_py, pretrained_model, memonger, combine_spatial_bn."""
+    run_dir = tmp_path / "run"
+    proc = run_cli("--parameters-file", opts_file(MINIMAL_MLP), "--run-dir", str(run_dir))
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads((run_dir / "results.json").read_text())
+    assert results["records"] == 1 and results["metrics"]["train_loss"][0] > 0
+    resolved = json.loads((run_dir / "opts.json").read_text())["opts"]
+    assert resolved["model_param"]["memonger"] is False and resolved["model"]["rendezvous_py"] == "rendezvous_env"

@@ -1,1 +1,1 @@
-"""Tests of playground/data/ (image LMDBs)."""
+"""Tests of playground/data/ (the batch stream, forms, image LMDBs)."""

@@ -89,7 +89,7 @@ def test_a_stream_left_open_does_not_hang_the_exit():
 
 
 def test_a_corrupt_record_read_by_a_loader_worker_ends_the_run_promptly_with_its_message_alone(tmp_path):
-    from playground.data.record_format import ImageRecord, pack_record, record_key
+    from playground.data.records.record_format import ImageRecord, pack_record, record_key
     from tests.components.inputs.test_gfs_IN1k import image_opts
     from tests.image_lmdbs import corrupt_record, make_image_lmdb
     db = make_image_lmdb(tmp_path, classes=2, per_class=12)

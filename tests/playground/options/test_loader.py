@@ -81,15 +81,53 @@ def test_all_problems_are_reported_together():
     assert any(p.startswith("opts.distributed.num_shards: missing; it is mandatory") for p in problems)
 
 
-def test_missing_mandatory_and_nullable_keys():
+def test_missing_mandatory_keys():
     opts = smoke()
-    del opts["model_param"]["memonger"]            # mandatory non-empty
-    del opts["model_param"]["pretrained_model"]    # mandatory nullable
+    del opts["epoch_iter"]["num_test_iter"]        # mandatory
     opts["model"]["forward_pass_py"] = ""          # present but empty
     problems = problems_of(("blob", opts))
-    assert any(p.startswith("opts.model_param.memonger: missing; it is mandatory") for p in problems)
-    assert any(p.startswith("opts.model_param.pretrained_model: missing; it is mandatory, nullable") for p in problems)
+    assert any(p.startswith("opts.epoch_iter.num_test_iter: missing; it is mandatory") for p in problems)
     assert any(p.startswith("opts.model.forward_pass_py: must not be empty") for p in problems)
+
+
+CAFFE2_ONLY = {"model.model_name_py": "", "model.rendezvous_py": "rendezvous_env", "output.gen_output_py": "",
+               "model_param.pretrained_model": "", "model_param.memonger": False,
+               "model_param.combine_spatial_bn": False}
+
+
+def test_keys_only_the_caffe2_components_need_are_optional_with_the_defaults_of_the_readme_blob():
+    opts = smoke()
+    for path in CAFFE2_ONLY:
+        section, key = path.split(".")
+        del opts[section][key]
+    resolved = resolve(("blob", opts)).opts
+    assert {path: resolved[path.split(".")[0]][path.split(".")[1]] for path in CAFFE2_ONLY} == CAFFE2_ONLY
+
+
+def _leaves(tree, prefix=""):
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            yield from _leaves(value, f"{prefix}.{key}" if prefix else key)
+    else:
+        yield prefix, tree
+
+
+def test_the_readme_blob_resolves_to_the_opts_it_resolved_to_before_the_caffe2_only_keys_became_optional(tmp_path):
+    """tests/data/caffe2_readme_resolved.json: the README blob's resolved opts, written by the code before this
+    change; every key keeps its value (later keys may be added, with defaults that change nothing)."""
+    from playground.cli import main as playground_main
+    data = tmp_path / "digits"
+    assert playground_main(["make-lmdb", "--digits", str(data), "--test-fraction", "0.2", "--no-progress"]) == 0
+    opts = json.loads((DATA / "caffe2_readme_opts.json").read_text())["opts"]
+    opts["distributed"].update(num_gpus=0, num_cpus=1)
+    opts["input"].update(train_input_path=str(data / "train"), test_input_path=str(data / "test"))
+    resolved = json.loads(json.dumps(resolve(("blob", opts)).opts).replace(str(data), "DIGITS"))
+    before = json.loads((DATA / "caffe2_readme_resolved.json").read_text())
+    metrics_now = resolved["output"].pop("metrics")
+    metrics_before = before["output"].pop("metrics")
+    assert [{k: v for k, v in m.items() if k != "mode"} for m in metrics_now] == metrics_before
+    now = dict(_leaves(resolved))
+    assert {path: now.get(path, "(missing)") for path, _ in _leaves(before)} == dict(_leaves(before))
 
 
 def test_nullable_keys_accept_null_and_empty():
@@ -307,3 +345,51 @@ def test_several_shards_meeting_through_the_environment_need_master_addr_before_
                             "MASTER_ADDR in the environment") for p in problems_of(("blob", opts)))
     monkeypatch.setenv("MASTER_ADDR", "node01")
     resolve(("blob", opts))
+
+
+def _regression(**output) -> dict:
+    opts = load_experiment("first_model/diabetes_mlp.json")
+    opts["output"].update(output)
+    return opts
+
+
+def test_each_metric_says_its_mode_else_its_meter_else_its_name():
+    metrics = [
+        {"name": "test_mse", "meter_py": "experiments.first_model.meters.MeanSquaredError", "is_train": False},
+        {"name": "test_r2", "meter_py": "experiments.first_model.meters.R2Score", "is_train": False},
+        {"name": "test_score", "meter_py": "experiments.first_model.meters.MeanSquaredError", "is_train": False},
+        {"name": "test_fit", "meter_py": "ComputeLoss", "is_train": False},
+        {"name": "test_error_rate", "meter_py": "ComputeLoss", "is_train": False, "mode": "max"},
+        {"name": "test_loss", "meter_py": "ComputeLoss", "is_train": False},
+    ]
+    resolved = resolve(("blob", _regression(metrics=metrics, plots=[], ckpt_save_best_metric="test_score"))).opts
+    modes = {m["name"]: m["mode"] for m in resolved["output"]["metrics"]}
+    # the meter's higher_is_better wins over the name (test_score), the entry's mode over both
+    assert modes == {"test_mse": "min", "test_r2": "max", "test_score": "min", "test_fit": "max",
+                     "test_error_rate": "max", "test_loss": "min"}
+    from playground.checkpoints.policy import best_metric_of
+    assert best_metric_of(resolved["output"]) == ("test_score", "min")
+
+
+def test_a_bad_metric_mode_names_the_entry():
+    metrics = [{"name": "test_mse", "meter_py": "ComputeLoss", "is_train": False, "mode": "lowest"}]
+    problems = problems_of(("blob", _regression(metrics=metrics, plots=[], ckpt_save_best_metric="")))
+    assert any(p.startswith("opts.output.metrics[0].mode: expected one of 'min', 'max'") for p in problems), problems
+
+
+def test_a_null_num_classes_suits_a_forward_pass_that_is_not_a_classifier():
+    assert resolve(("blob", _regression())).opts["input"]["num_classes"] is None
+
+
+def test_a_null_num_classes_for_a_classifier_whose_input_cannot_count_classes_is_an_error_before_the_run():
+    opts = load_experiment("digits_mlp.json")
+    opts["input"]["num_classes"] = None
+    problems = problems_of(("blob", opts))
+    assert problems == ["opts.input.num_classes: null, but mlp_forward builds a classifier with input.num_classes "
+                        "outputs and the input digits_arrays does not say how many classes there are; set "
+                        "input.num_classes (1 for one output)"]
+
+
+def test_a_wrong_field_of_a_record_shows_that_field_s_value_not_the_whole_record():
+    problems = problems_of(("blob", _regression()), ("--set", {"output": {"early_stopping": {"patience": 0}}}))
+    assert problems == ["opts.output.early_stopping.patience: expected a positive integer, got 0 (from --set)"]

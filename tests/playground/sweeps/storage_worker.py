@@ -18,10 +18,10 @@ def ending(k: int) -> str:
 
 
 def main(sweep_dir: str, storage: str, count: int) -> int:
-    from playground.sweeps.coordinator import Coordinator
-    from playground.sweeps.folder import SweepFolder
-    from playground.sweeps.spec import parse_spec
-    from playground.sweeps.study import load_study
+    from playground.sweeps.agents.coordinator import Coordinator
+    from playground.sweeps.files.sweep_folder import SweepFolder
+    from playground.sweeps.inputs.spec import parse_spec
+    from playground.sweeps.search.study import load_study
     folder = SweepFolder(sweep_dir)
     spec = parse_spec(folder.read_spec()["spec"], folder.root, origin=folder.spec_file)
     study = load_study(folder, spec.searcher, spec.objectives, create=False, storage=storage)

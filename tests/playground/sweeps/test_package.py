@@ -9,7 +9,7 @@ from tests.conftest import REPO
 
 def test_importing_the_sweep_package_does_not_import_the_trainer():
     code = ("import importlib, pkgutil, sys, playground.sweeps as p\n"
-            "for m in pkgutil.iter_modules(p.__path__): importlib.import_module('playground.sweeps.' + m.name)\n"
+            "for m in pkgutil.walk_packages(p.__path__, 'playground.sweeps.'): importlib.import_module(m.name)\n"
             "import playground.commands.sweep\n"
             "bad = [m for m in ('playground.trainer.anyexp', 'playground.launch.worker', 'playground.launch.spawn', 'torch', 'optuna',"
             " 'matplotlib') if m in sys.modules]\n"

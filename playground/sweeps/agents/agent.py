@@ -1,0 +1,255 @@
+"""An agent slot: claims a trial, runs it as a process in its own folder, feeds its full test passes to the
+study, stops it through SIGTERM when the searcher says so, and records how it ended.
+
+Fencing: each attempt begins by creating the trial's next claim file (restarts/fence.py); the run gets its
+number in PLAYGROUND_ATTEMPT. Before each of its own writes (trial.json, attempts.jsonl, the study, the
+summary) the slot checks that no later claim exists; once one does (another agent adopted the trial, this one
+only looked dead), it kills its run, writes nothing more and moves on to another trial.
+
+Exit codes of a run: 0 done (complete, with the objective from its full test passes), 75 stopped after a
+checkpoint (pruned when we asked; paused when control/PAUSE appeared; when the sweep is stopping the trial
+stays RUNNING to resume later; else it is continued at once, costing nothing), 2 unusable opts (failed, never
+retried), 1 or a death: retried in the same folder while the sweep's max_restarts lasts (the restart policy
+decides). Every attempt is a line in the trial's attempts.jsonl with its exit code and the decision's reason.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from playground.restarts.fence import ATTEMPT_ENV, Fence, create_claim
+from playground.restarts.policy import Decision, RestartPolicy
+from playground.sweeps.agents.coordinator import WAIT, Coordinator, Ticket
+from playground.sweeps.agents.trial_process import slot_env, start_trial, trial_command
+from playground.sweeps.agents.warm_start import link_checkpoint
+from playground.sweeps.files.metrics_tail import MetricsTail, epoch_records, objective_value
+from playground.sweeps.files.sweep_folder import SweepFolder
+from playground.sweeps.inputs.spec import SweepSpec
+
+EXIT_STOPPED = 75
+POLL_SECONDS = 0.2
+LOG_NAME = "sweep-trial.log"
+LEFT = ("interrupted", "paused", "resume", "retry")   # stopped without ending: stays RUNNING in the study
+
+
+@dataclass
+class Outcome:
+    state: str                 # complete | pruned | fail | interrupted | paused | resume | retry | superseded
+    values: list[float] | None
+    exit_code: int | None
+    reason: str
+    seconds: float
+
+
+def superseded(reason: str) -> Outcome:
+    return Outcome("superseded", None, None, reason, 0.0)
+
+
+class Agent:
+    def __init__(self, spec: SweepSpec, folder: SweepFolder, coordinator: Coordinator, stopping: threading.Event,
+                 workers: int, on_end: Callable[[str, Outcome], None], policy: RestartPolicy) -> None:
+        self.spec, self.folder, self.coordinator = spec, folder, coordinator
+        self.stopping, self.workers, self.on_end, self.policy = stopping, workers, on_end, policy
+        self.processes: dict[int, subprocess.Popen] = {}
+
+    def halted(self) -> bool:
+        """Stop claiming: the sweep is stopping, or paused (control/PAUSE)."""
+        return self.stopping.is_set() or self.folder.paused()
+
+    def run_slot(self, slot: int) -> None:
+        while not self.halted():
+            ticket = self.coordinator.claim()
+            if ticket is None:
+                return
+            if ticket == WAIT:
+                time.sleep(POLL_SECONDS)
+                continue
+            if not self._take(ticket):   # another agent created that claim first
+                self.coordinator.release(ticket)
+                time.sleep(POLL_SECONDS)
+                continue
+            if ticket.adopted and self.coordinator.already_stopped(ticket):
+                outcome = Outcome("pruned", None, None, "stopped by the searcher before the sweep was killed", 0.0)
+            else:
+                outcome = self.run_attempts(ticket, slot)
+            if outcome.state == "superseded" or self._superseded(ticket):
+                self.coordinator.release(ticket)
+                _note(f"{ticket.trial_id}: {outcome.reason if outcome.state == 'superseded' else 'adopted by another agent'}"
+                      "; this agent leaves it")
+                continue
+            if outcome.state in LEFT:
+                state = "paused" if outcome.state == "paused" else "interrupted"
+                self._write_trial(ticket, state, slot, outcome)    # released: another agent may take it at once
+                self.coordinator.release(ticket)
+                return
+            # trial.json first: killed in between, the study still says RUNNING and the trial is adopted and
+            # ends again the same way; the other order could leave trial.json saying running for ever
+            self._write_trial(ticket, outcome.state, slot, outcome)
+            self.coordinator.finish(ticket, outcome.state, outcome.values)
+            self.on_end(ticket.trial_id, outcome)
+
+    def _take(self, ticket: Ticket) -> bool:
+        """Create the ticket's next claim file: this agent now holds the trial's next attempt (False: lost)."""
+        run_dir = self.folder.trial_dir(ticket.trial_id)
+        if not create_claim(run_dir, ticket.attempt, self.coordinator.me.record()):
+            return False
+        ticket.fence = Fence(run_dir, ticket.attempt)
+        ticket.attempt += 1
+        return True
+
+    @staticmethod
+    def _superseded(ticket: Ticket) -> bool:
+        return ticket.fence is None or ticket.fence.superseded()
+
+    def run_attempts(self, ticket: Ticket, slot: int) -> Outcome:
+        """Attempts of one trial in its folder until the restart policy says stop (or the sweep halts)."""
+        while True:
+            outcome = self.run_trial(ticket, slot)
+            if outcome.state not in ("resume", "retry") or self.halted():
+                if outcome.state in ("resume", "retry") and self.folder.paused():
+                    outcome.state = "paused"
+                return outcome
+            if not self._take(ticket):
+                return superseded(f"claim-{ticket.attempt} was created by another agent")
+
+    def run_trial(self, ticket: Ticket, slot: int) -> Outcome:
+        """One attempt, under the claim `_take` created (ticket.fence)."""
+        fence = ticket.fence
+        assert fence is not None and fence.attempt is not None
+        run_dir = self.folder.trial_dir(ticket.trial_id)
+        if fence.superseded():
+            return superseded(f"claim-{fence.attempt + 1} exists")
+        self._write_trial(ticket, "running", slot)
+        if ticket.warm_start is not None:   # `sweep continue`: its first attempt starts from the source checkpoint
+            problem = link_checkpoint(run_dir, ticket.warm_start)
+            if problem:
+                return Outcome("fail", None, None, problem, 0.0)
+        command = trial_command(self.spec, ticket.sets, run_dir)
+        log_path = os.path.join(run_dir, LOG_NAME)
+        log_start = os.path.getsize(log_path) if os.path.isfile(log_path) else 0
+        started = time.time()
+        env = {**slot_env(slot, self.workers), ATTEMPT_ENV: str(fence.attempt)}
+        process = start_trial(command, env, log_path)
+        self.processes[slot] = process
+        self.folder.append_attempt(ticket.trial_id, {"attempt": fence.attempt, "slot": slot, "child_pid": process.pid,
+                                                     "agent": self.coordinator.me.name, "start": started,
+                                                     "adopted": ticket.adopted})
+        pruned, signalled, lost = self._follow(ticket, process, MetricsTail(run_dir))
+        code = raw_code = process.returncode
+        if code == -signal.SIGTERM and (pruned or signalled) and _wrote_results(run_dir, started):
+            code = 0    # it had finished when our stop arrived, in its interpreter's shutdown: it is complete
+        self.processes.pop(slot, None)
+        if lost or fence.superseded():
+            return superseded(f"claim-{fence.attempt + 1} appeared while attempt {fence.attempt} ran")
+        ended = time.time()
+        matched = None
+        if code not in (0, 2, EXIT_STOPPED):
+            matched = self.policy.matching(_read_from(log_path, log_start))
+            with self.policy.lock:   # other agents spend the same sweep-wide max_restarts: count their spending
+                self.policy.used = max(self.policy.used, self.folder.restarts_used())
+        decision = self.policy.decide(code, matched, stop_asked=pruned or signalled)
+        outcome = self._outcome(ticket, code, pruned, signalled, decision, ended - started)
+        self.folder.append_attempt(ticket.trial_id, {"attempt": fence.attempt, "slot": slot, "start": started,
+                                                     "end": ended, "exit_code": raw_code, "reason": outcome.reason,
+                                                     "retry": decision.retry, "restart_consumed": decision.consumes})
+        return outcome
+
+    def _follow(self, ticket: Ticket, process: subprocess.Popen, tail: MetricsTail) -> tuple[bool, bool, bool]:
+        """Wait for the process, reporting each full test pass; returns whether the searcher stopped it (pruned),
+        whether the sweep did (stopping or paused), and whether a later claim superseded it (then it is killed)."""
+        objective = self.spec.objectives[0]
+        time_metric = self.spec.searcher.get("time_metric", "epochs")
+        pruned = signalled = False
+        while True:
+            finished = process.poll() is not None
+            if self._superseded(ticket):
+                if not finished:
+                    process.kill()     # its successor owns the folder: nothing of this attempt is worth saving
+                    process.wait()
+                return pruned, signalled, True
+            for record in tail.new_epoch_records():
+                value = record.get(objective.metric)
+                if not isinstance(value, (int, float)) or pruned:
+                    continue
+                time_value = record["samples"] if time_metric == "samples" else record.get(time_metric, 0)
+                if self._superseded(ticket):
+                    break
+                if self.coordinator.report(ticket, record["samples"], float(time_value), float(value)) and not finished:
+                    process.send_signal(signal.SIGTERM)
+                    pruned = True
+            if finished:
+                return pruned, signalled, False
+            if not signalled and self.halted():
+                process.send_signal(signal.SIGTERM)
+                signalled = True
+            time.sleep(POLL_SECONDS)
+
+    def _outcome(self, ticket: Ticket, code: int, pruned: bool, signalled: bool, decision: Decision,
+                 seconds: float) -> Outcome:
+        run_dir = self.folder.trial_dir(ticket.trial_id)
+        if code == 0 or (code == EXIT_STOPPED and pruned):
+            values = self.objective_values(run_dir)
+            if code == EXIT_STOPPED:
+                return Outcome("pruned", values, code, "stopped by the searcher (checkpoint kept)", seconds)
+            if values is None:
+                return Outcome("fail", None, code, "no full test pass with the objective in metrics.jsonl", seconds)
+            return Outcome("complete", values, code, "done", seconds)
+        if signalled:  # the sweep stopped it (paused, or stopping): it continues its own folder later
+            state = "paused" if self.folder.paused() and not self.stopping.is_set() else "interrupted"
+            return Outcome(state, None, code, "paused: stopped after a checkpoint" if state == "paused"
+                           else decision.reason, seconds)
+        if decision.retry:
+            return Outcome("resume" if code == EXIT_STOPPED else "retry", None, code, decision.reason, seconds)
+        return Outcome("fail", None, code, decision.reason + f"; see {LOG_NAME}", seconds)
+
+    def objective_values(self, run_dir: str) -> list[float] | None:
+        records = epoch_records(os.path.join(run_dir, "metrics.jsonl"))
+        values = [objective_value(records, o.metric, o.mode, self.spec.reduce) for o in self.spec.objectives]
+        return None if any(v is None for v in values) else values
+
+    def stop_all(self) -> None:
+        for process in list(self.processes.values()):
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+
+    def _write_trial(self, ticket: Ticket, state: str, slot: int, outcome: Outcome | None = None) -> None:
+        if self._superseded(ticket):
+            return
+        used = sum(1 for a in self.folder.read_attempts(ticket.trial_id) if a.get("restart_consumed"))
+        record = {"id": ticket.trial_id, "number": ticket.number, "params": ticket.sets, "state": state,
+                  "slot": slot, "restarts_used": used, "attempt": ticket.fence.attempt if ticket.fence else None,
+                  "agent": self.coordinator.me.name}
+        if outcome is not None:
+            # the last full test pass the study was told: `sweep summary --rebuild` reports exactly these again
+            steps = ticket.reported_steps
+            record.update(values=outcome.values, exit_code=outcome.exit_code, reason=outcome.reason,
+                          last_reported_step=max(steps) if steps else None)
+        self.folder.write_trial(ticket.trial_id, record)
+
+
+def _wrote_results(run_dir: str, since: float) -> bool:
+    """Whether the run wrote results.json (its last file) since `since`: it ran to its end."""
+    try:
+        return os.stat(os.path.join(run_dir, "results.json")).st_mtime >= since - 1.0
+    except OSError:
+        return False
+
+
+def _note(line: str) -> None:
+    print(f"[agent] {line}", file=sys.stderr, flush=True)
+
+
+def _read_from(path: str, offset: int) -> str:
+    """The part of a log written since `offset`: this attempt's output."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            return handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""

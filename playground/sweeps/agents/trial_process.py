@@ -1,0 +1,59 @@
+"""Starts one trial as a process of the ordinary run command, with the slot's devices and threads.
+
+The command comes from here only: `python -m playground run --parameters-file BASE [--defaults-file INI]`, or
+`python -m playground candle SCRIPT` for a spec with `script:`, or the spec's `trial_program` (any command that
+takes playground run's arguments), then `--set key=value` per parameter and `--run-dir`. On CPU each slot gets
+cores // workers threads (OMP_NUM_THREADS, NUM_INTRA_THREADS); with GPUs, a disjoint CUDA_VISIBLE_DEVICES. A
+trial dies with its sweep (PR_SET_PDEATHSIG to SIGTERM: it checkpoints and exits 75).
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+from playground.restarts.child import start_child
+from playground.sweeps.inputs.spec import SweepSpec
+
+
+def trial_command(spec: SweepSpec, sets: dict[str, Any], run_dir: str) -> list[str]:
+    if spec.trial_program:
+        command = [*spec.trial_program, "--parameters-file", spec.base]
+    elif spec.script:
+        command = [sys.executable, "-m", "playground", "candle", spec.script]
+    else:
+        command = [sys.executable, "-m", "playground", "run", "--parameters-file", spec.base]
+    if spec.defaults_file:
+        command += ["--defaults-file", spec.defaults_file]
+    for key, value in sets.items():
+        command += ["--set", f"{key}={json.dumps(value)}"]
+    return command + ["--run-dir", run_dir]
+
+
+def visible_gpus() -> list[str]:
+    """The GPUs this process may use, found without importing torch."""
+    given = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if given is not None:
+        return [g for g in given.split(",") if g.strip() and g.strip() != "-1"]
+    return sorted((p.removeprefix("/dev/nvidia") for p in glob.glob("/dev/nvidia[0-9]*")), key=int)
+
+
+def slot_env(slot: int, workers: int, gpus: list[str] | None = None) -> dict[str, str]:
+    """The environment of a trial run by `slot` of `workers`: its share of the GPUs or of the cores."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    gpus = visible_gpus() if gpus is None else gpus
+    if gpus:
+        share = max(len(gpus) // workers, 1)
+        mine = gpus[slot * share:(slot + 1) * share] or [gpus[slot % len(gpus)]]
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(mine)
+    threads = max(len(os.sched_getaffinity(0)) // workers, 1)
+    env["OMP_NUM_THREADS"] = env["NUM_INTRA_THREADS"] = str(threads)
+    return env
+
+
+def start_trial(command: list[str], env: dict[str, str], log_path: str) -> subprocess.Popen:
+    with open(log_path, "ab") as log:
+        return start_child(command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)

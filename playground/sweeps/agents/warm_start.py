@@ -1,0 +1,164 @@
+"""`sweep continue DIR ID --set key=value ...`: a new trial that continues trial ID's training from its latest
+checkpoint with changed settings (Determined's "continue trial"), e.g. more epochs or another learning rate.
+
+The new trial's run folder starts with the source's latest checkpoint (the file `<checkpoint folder>/last` names,
+hard-linked, else copied, under the same relative path, with its info file and a `last` pointer), so the run
+resumes it as it resumes its own: weights, optimizer state, position, random and data state and the record
+points so far, then trains on with the trial's settings, which are the source's plus the --set items (a run
+resuming with changed opts logs which keys changed; the learning rate is a function of the position, so a new
+rate applies from the resumed iteration; more epochs continue the run). The network must be the same: a changed
+architecture does not fit the checkpoint (use model_param.pretrained_model in a new sweep for that).
+
+The trial is enqueued in the study at once with the next trial number (folder t<number>); it is an extra trial
+outside the budget (`max_trials` still counts the searcher's own trials), run by the `sweep run` working on the
+folder or by the next one, and the searcher never prunes it. The checkpoint is linked right away (or by the agent
+that starts the trial first, whichever comes first); `warm_start.json` in its folder records what it continued
+from. Bad input (not a sweep,
+an unknown trial, a trial without a checkpoint, an unusable --set) is refused before anything is written.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+import uuid
+from typing import Any
+
+from playground.outputs.atomic_files import write_json
+from playground.sweeps.errors import SweepError
+from playground.sweeps.files.sweep_folder import SweepFolder
+from playground.sweeps.search._optuna_private import distribution_contains
+
+WARM_START_FILE = "warm_start.json"
+POINTER = "last"
+
+
+def continue_trial(sweep_dir: str, source_id: str, set_items: list[str]) -> int:
+    from playground.options.layers import parse_set
+    from playground.sweeps.agents.control import sweep_folder
+    from playground.sweeps.inputs.opts_check import check_points, load_base
+    from playground.sweeps.inputs.spec import parse_spec
+    from playground.sweeps.search.study import distributions, load_study
+    folder = sweep_folder(sweep_dir)
+    source = _source_record(folder, source_id)
+    checkpoint = latest_checkpoint(folder.trial_dir(source_id))
+    if checkpoint is None:
+        raise SweepError(f"trial {source_id} of {folder.root} has no checkpoint to continue from (no usable "
+                         f"'{POINTER}' pointer in its checkpoint folder): it never reached one")
+    changes = dict(parse_set(item) for item in set_items)
+    spec = parse_spec(folder.read_spec()["spec"], folder.root, origin=folder.spec_file)
+    sets = {**source.get("params", {}), **changes}
+    if spec.base is not None:
+        check_points(load_base(spec), [(f"sweep continue {source_id} --set", sets)])
+    study = load_study(folder, spec.searcher, spec.objectives, create=False)
+    dists = distributions(spec.space, grid=spec.searcher_name == "grid")
+    params = {k: v for k, v in sets.items() if k in dists and contained(dists[k], v)}
+    token = uuid.uuid4().hex
+    relative = os.path.relpath(checkpoint, folder.trial_dir(source_id))
+    user_attrs = {"sets": sets, "extra": True,
+                  "warm_start": {"trial": source_id, "checkpoint": relative, "set": changes, "token": token}}
+    study.enqueue_trial(params, user_attrs=user_attrs, skip_if_exists=False)
+    number = next(t.number for t in reversed(study.get_trials(deepcopy=False))
+                  if t.user_attrs.get("warm_start", {}).get("token") == token)
+    trial_id = f"t{number:04d}"
+    os.makedirs(folder.trial_dir(trial_id), exist_ok=True)
+    write_json(os.path.join(folder.trial_dir(trial_id), WARM_START_FILE),
+               {"number": number, "sets": sets, "params": params, "user_attrs": user_attrs}, durable=False)
+    try:  # link now, so the source's keep limit cannot take the file first; an agent that started it already did
+        link_checkpoint(folder.trial_dir(trial_id), user_attrs["warm_start"])
+    except OSError:
+        pass
+    print(f"added trial {trial_id}: continues {source_id} from {os.path.relpath(checkpoint, folder.root)} with "
+          + (", ".join(f"{k}={json.dumps(v)}" for k, v in changes.items()) or "the same settings")
+          + f"; an extra trial outside the budget. The `sweep run` working on {folder.root} runs it, else the "
+            "next one does")
+    return 0
+
+
+def _source_record(folder: SweepFolder, source_id: str) -> dict:
+    record = folder.read_trial(source_id) if os.path.isdir(folder.trial_dir(source_id)) else {}
+    if not isinstance(record.get("number"), int):
+        known = [t for t in folder.trial_ids() if isinstance(folder.read_trial(t).get("number"), int)]
+        raise SweepError(f"{folder.root} has no trial {source_id!r} (trials: "
+                         f"{', '.join(known[:12]) + (' ...' if len(known) > 12 else '') or 'none yet'})")
+    return record
+
+
+def checkpoint_folder(run_dir: str) -> str:
+    """Where a run keeps its checkpoints: opts.json's output.checkpoint_folder, else <run_dir>/checkpoints."""
+    try:
+        with open(os.path.join(run_dir, "opts.json"), encoding="utf-8") as handle:
+            opts = json.load(handle).get("opts", {})
+    except (OSError, ValueError):
+        opts = {}
+    output = opts.get("output") if isinstance(opts, dict) else None
+    given = output.get("checkpoint_folder") if isinstance(output, dict) else None
+    return os.path.abspath(os.path.join(run_dir, given)) if given else os.path.join(run_dir, "checkpoints")
+
+
+def latest_checkpoint(run_dir: str) -> str | None:
+    """The file the run's `last` pointer names (what a re-run resumes from), inside its run folder; else None."""
+    link = os.path.join(checkpoint_folder(run_dir), POINTER)
+    if not os.path.islink(link):
+        return None
+    target = os.path.normpath(os.path.join(os.path.dirname(link), os.readlink(link)))
+    inside = not os.path.relpath(target, os.path.abspath(run_dir)).startswith("..")
+    return target if os.path.isfile(target) and inside else None
+
+
+def link_checkpoint(run_dir: str, warm_start: dict[str, Any]) -> str | None:
+    """Give a warm-started trial's folder its source checkpoint before its first attempt; a problem, or None.
+
+    Nothing is done when the folder already has a checkpoint (a later attempt resumes its own)."""
+    if latest_checkpoint(run_dir) is not None:
+        return None
+    source_dir = os.path.join(os.path.dirname(os.path.abspath(run_dir)), warm_start["trial"])  # trials/<source>
+    source = os.path.join(source_dir, warm_start["checkpoint"])
+    if not os.path.isfile(source):
+        return (f"the checkpoint it continues, {source}, is gone (deleted by trial {warm_start['trial']}'s keep "
+                "limit once it trained on?)")
+    target = os.path.join(run_dir, warm_start["checkpoint"])
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    _link_or_copy(source, target)
+    info = os.path.splitext(source)[0] + ".json"   # a playground checkpoint's info file (checksum, position)
+    if info != source and os.path.isfile(info):
+        _link_or_copy(info, os.path.splitext(target)[0] + ".json")
+    folder = os.path.join(run_dir, os.path.relpath(checkpoint_folder(source_dir), source_dir))
+    os.makedirs(folder, exist_ok=True)
+    pointer = os.path.join(folder, f".{POINTER}.{os.getpid()}.tmp")
+    if os.path.lexists(pointer):
+        os.unlink(pointer)
+    os.symlink(os.path.relpath(target, folder), pointer)
+    os.replace(pointer, os.path.join(folder, POINTER))
+    write_json(os.path.join(run_dir, WARM_START_FILE),
+               {**(read_warm_start(run_dir) or {}), "continued_from": {
+                   "trial": warm_start["trial"], "checkpoint": source, "linked_as": target,
+                   "set": warm_start.get("set", {}), "time": time.time()}}, durable=False)
+    return None
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    """A hard link (checkpoint files are replaced, never changed in place), else a copy."""
+    if os.path.lexists(target):
+        os.unlink(target)
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+def read_warm_start(run_dir: str) -> dict | None:
+    try:
+        with open(os.path.join(run_dir, WARM_START_FILE), encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return None
+
+
+def contained(dist: Any, value: Any) -> bool:
+    """Whether an Optuna distribution holds `value` (a warm-started trial may leave the space)."""
+    try:
+        return distribution_contains(dist, value)
+    except (ValueError, TypeError):
+        return False

@@ -1,0 +1,133 @@
+"""The sweep folder: where each file lives, sweep.json (the resolved spec and its identity), and per trial
+trial.json and attempts.jsonl. Writers replace files atomically; attempts.jsonl only grows.
+
+    <sweep>/sweep.json  study.journal  searcher.json  control/  trials/<id>/  summary.*  best.json  output.csv  plots/
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+from playground.outputs.atomic_files import write_json
+from playground.restarts.attempts import append_attempt, read_attempts, restarts_used
+from playground.sweeps.errors import SweepError
+from playground.sweeps.inputs.spec import identity_part
+
+
+class SweepFolder:
+    def __init__(self, root: str) -> None:
+        self.root = os.path.abspath(root)
+
+    @property
+    def spec_file(self) -> str:
+        return os.path.join(self.root, "sweep.json")
+
+    @property
+    def journal(self) -> str:
+        return os.path.join(self.root, "study.journal")
+
+    @property
+    def searcher_state(self) -> str:
+        return os.path.join(self.root, "searcher.json")
+
+    @property
+    def control(self) -> str:
+        return os.path.join(self.root, "control")
+
+    @property
+    def plots(self) -> str:
+        return os.path.join(self.root, "plots")
+
+    def trial_dir(self, trial_id: str) -> str:
+        return os.path.join(self.root, "trials", trial_id)
+
+    def trial_ids(self) -> list[str]:
+        folder = os.path.join(self.root, "trials")
+        return sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+
+    def exists(self) -> bool:
+        return os.path.isfile(self.spec_file)
+
+    def read_spec(self) -> dict:
+        try:
+            with open(self.spec_file, encoding="utf-8") as handle:
+                return json.load(handle)
+        except (OSError, json.JSONDecodeError) as err:
+            raise SweepError(f"{self.root} is not a sweep folder: cannot read sweep.json ({err})") from None
+
+    def write_spec(self, raw: dict, identity: str) -> None:
+        from importlib.metadata import version   # Optuna's, without importing it (it is called in search/ only)
+
+        from playground import __version__
+        os.makedirs(self.control, exist_ok=True)
+        os.makedirs(os.path.join(self.root, "trials"), exist_ok=True)
+        write_json(self.spec_file, {"spec": raw, "identity": identity,
+                                    "versions": {"playground": __version__, "optuna": version("optuna")}})
+
+    def check_same_sweep(self, raw: dict, identity: str) -> None:
+        """Resuming: only the budget may change; anything else is refused with the difference."""
+        stored = self.read_spec()
+        if stored.get("identity") == identity:
+            return
+        old, new = _flatten(identity_part(stored.get("spec", {}))), _flatten(identity_part(raw))
+        diff = [f"{k}: {old.get(k, '(absent)')!r} -> {new.get(k, '(absent)')!r}"
+                for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+        if not diff:  # the same sweep, its identity hashed by an older version
+            return
+        raise SweepError([f"{self.root} holds a different sweep; only the budget (searcher.max_trials, "
+                          "max_concurrent_trials, max_restarts, log_policies, agents) may change when resuming. Differences:"] + diff +
+                         ["use another --sweep-dir for a new sweep"])
+
+    def record_budget(self, raw: dict) -> None:
+        """After check_same_sweep passed: sweep.json takes the spec as resumed (its budget may differ), so `sweep
+        agent`, `sweep status` and `sweep submit` work to the budget the sweep was last given, not its first."""
+        data = self.read_spec()
+        if data.get("spec") != raw:
+            data["spec"] = raw
+            write_json(self.spec_file, data)
+
+    def write_trial(self, trial_id: str, record: dict[str, Any]) -> None:
+        folder = self.trial_dir(trial_id)
+        os.makedirs(folder, exist_ok=True)
+        write_json(os.path.join(folder, "trial.json"), record)
+
+    def read_trial(self, trial_id: str) -> dict:
+        try:
+            with open(os.path.join(self.trial_dir(trial_id), "trial.json"), encoding="utf-8") as handle:
+                return json.load(handle)
+        except (OSError, json.JSONDecodeError):
+            return {}
+
+    def append_attempt(self, trial_id: str, entry: dict[str, Any]) -> None:
+        append_attempt(self.trial_dir(trial_id), entry)
+
+    def read_attempts(self, trial_id: str) -> list[dict]:
+        return read_attempts(self.trial_dir(trial_id))
+
+    def restarts_used(self) -> int:
+        return restarts_used([self.trial_dir(t) for t in self.trial_ids()])
+
+    @property
+    def pause_flag(self) -> str:
+        return os.path.join(self.control, "PAUSE")
+
+    def paused(self) -> bool:
+        return os.path.exists(self.pause_flag)
+
+
+def now() -> float:
+    return time.time()
+
+
+def _flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
+    if not isinstance(tree, dict):
+        return {prefix.rstrip("."): tree}
+    out: dict[str, Any] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict) and value and key != "space":
+            out.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out

@@ -1,0 +1,129 @@
+"""The search space: Determined's parameter types (const, categorical, int, double, log) keyed by dotted opts keys.
+
+A bare value in the spec is a constant. `count` on int/double/log gives the points of a grid. The Optuna
+distributions of a space are built where the study is (search/study.py `distributions`), so reading a space
+imports nothing heavy.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from playground.sweeps.errors import SweepError
+
+TYPES = ("const", "categorical", "int", "double", "log")
+
+
+@dataclass(frozen=True)
+class Param:
+    key: str
+    type: str
+    val: Any = None            # const
+    vals: tuple = ()           # categorical
+    minval: float = 0.0
+    maxval: float = 0.0
+    base: float = 10.0         # log: the value is base ** x for x in [minval, maxval]
+    count: int | None = None   # grid points
+
+    @property
+    def sampled(self) -> bool:
+        return self.type != "const"
+
+    def grid_values(self) -> list[Any]:
+        if self.type == "const":
+            return [self.val]
+        if self.type == "categorical":
+            return list(self.vals)
+        if self.count is None:
+            raise SweepError(f"space.{self.key}: a grid needs `count` on {self.type} parameters")
+        if self.type == "int":
+            n = min(self.count, int(self.maxval - self.minval) + 1)
+            return sorted({int(round(self.minval + i * (self.maxval - self.minval) / max(n - 1, 1))) for i in range(n)})
+        points = [self.minval + i * (self.maxval - self.minval) / max(self.count - 1, 1) for i in range(self.count)]
+        return [self.base ** x for x in points] if self.type == "log" else points
+
+    def corner_values(self) -> list[Any]:
+        """The values that can change which opts are valid: every category, both ends of a range."""
+        if self.type == "const":
+            return [self.val]
+        if self.type == "categorical":
+            return list(self.vals)
+        ends = [self.minval, self.maxval]
+        if self.type == "int":
+            return [int(v) for v in ends]
+        return [self.base ** v for v in ends] if self.type == "log" else ends
+
+
+def parse_space(raw: Any, where: str = "space", dotted: bool = True) -> list[Param]:
+    """Parse the spec's `space` mapping; every problem is reported at once. Keys are dotted opts keys, or
+    (dotted False) a CANDLE script's own param names."""
+    if raw is None:
+        return []
+    if not isinstance(raw, dict):
+        raise SweepError(f"{where}: expected a mapping of dotted opts keys to parameters")
+    params, problems = [], []
+    for key, value in raw.items():
+        try:
+            params.append(_parse_param(str(key), value, f"{where}.{key}", dotted))
+        except SweepError as err:
+            problems.extend(err.problems)
+    if problems:
+        raise SweepError(problems)
+    return params
+
+
+def _parse_param(key: str, value: Any, where: str, dotted: bool) -> Param:
+    if dotted and ("." not in key or not all(key.split("."))):
+        raise SweepError(f"{where}: keys are dotted opts keys (section.key), e.g. model_param.base_learning_rate")
+    if not (isinstance(value, dict) and "type" in value):
+        return Param(key, "const", val=value)
+    kind = value["type"]
+    if kind not in TYPES:
+        raise SweepError(f"{where}.type: {kind!r} is not a parameter type; use one of {', '.join(TYPES)}")
+    allowed = {"const": {"val"}, "categorical": {"vals"}, "int": {"minval", "maxval", "count"},
+               "double": {"minval", "maxval", "count"}, "log": {"minval", "maxval", "base", "count"}}[kind]
+    extra = sorted(set(value) - allowed - {"type"})
+    if extra:
+        raise SweepError(f"{where}: {', '.join(extra)} not allowed for type {kind} (allowed: {', '.join(sorted(allowed))})")
+    if kind == "const":
+        return Param(key, kind, val=value.get("val"))
+    if kind == "categorical":
+        vals = value.get("vals")
+        if not isinstance(vals, list) or not vals:
+            raise SweepError(f"{where}.vals: expected a non-empty list")
+        return Param(key, kind, vals=tuple(vals))
+    lo, hi = value.get("minval"), value.get("maxval")
+    numbers = (int,) if kind == "int" else (int, float)
+    if not all(isinstance(v, numbers) and not isinstance(v, bool) for v in (lo, hi)):
+        raise SweepError(f"{where}: minval and maxval must be {'integers' if kind == 'int' else 'numbers'}")
+    if lo > hi:
+        raise SweepError(f"{where}: minval {lo} is above maxval {hi}")
+    count = value.get("count")
+    if count is not None and (not isinstance(count, int) or count < 1):
+        raise SweepError(f"{where}.count: expected a positive integer")
+    base = value.get("base", 10.0)
+    if kind == "log" and (not isinstance(base, (int, float)) or base <= 1):
+        raise SweepError(f"{where}.base: expected a number above 1")
+    return Param(key, kind, minval=lo, maxval=hi, base=float(base), count=count)
+
+
+def constants(params: list[Param]) -> dict[str, Any]:
+    return {p.key: p.val for p in params if not p.sampled}
+
+
+def grid_points(params: list[Param]) -> list[dict[str, Any]]:
+    """Every combination of the sampled parameters' grid values, in a stable order (first key slowest)."""
+    sampled = [p for p in params if p.sampled]
+    values = [p.grid_values() for p in sampled]
+    return [dict(zip([p.key for p in sampled], combo)) for combo in itertools.product(*values)]
+
+
+def corner_points(params: list[Param]) -> list[dict[str, Any]]:
+    """A few points that together use every category and both ends of every range (for validating opts)."""
+    sampled = [p for p in params if p.sampled]
+    if not sampled:
+        return [{}]
+    columns = [p.corner_values() for p in sampled]
+    longest = max(len(c) for c in columns)
+    return [{p.key: c[i % len(c)] for p, c in zip(sampled, columns)} for i in range(longest)]

@@ -1,0 +1,91 @@
+"""`sweep status`, `sweep summary` and `sweep plots` on an existing sweep folder (the study read, not changed;
+`summary --rebuild` writes a new study from the run folders)."""
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+
+from playground.sweeps.files.sweep_folder import SweepFolder
+from playground.sweeps.inputs.spec import SweepSpec, parse_spec
+
+
+def open_sweep(sweep_dir: str):
+    from playground.sweeps.search.study import load_study
+    folder = SweepFolder(sweep_dir)
+    stored = folder.read_spec()
+    spec: SweepSpec = parse_spec(stored["spec"], folder.root, origin=folder.spec_file)
+    return folder, spec, load_study(folder, spec.searcher, spec.objectives, create=False)
+
+
+def status(sweep_dir: str) -> int:
+    from playground.sweeps.results.summary import collect, ranked
+    folder, spec, study = open_sweep(sweep_dir)
+    rows = collect(study, folder, spec.objectives)
+    counts = Counter(r.state for r in rows)
+    total = spec.max_trials if spec.searcher_name not in ("grid", "upf") else None
+    print(f"sweep {folder.root} ({spec.searcher_name}): " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+          + (f"; budget {total}" if total else ""))
+    _print_agents(folder)
+    if folder.paused():
+        paused = [t for t in folder.trial_ids() if folder.read_trial(t).get("state") == "paused"]
+        print(f"paused ({folder.pause_flag}): {len(paused)} trial(s) stopped after a checkpoint; "
+              f"`playground sweep resume {folder.root}`, then re-run `sweep run` to continue")
+    best = next((r for r in ranked(rows, spec.objectives[0]) if r.state == "complete"), None)
+    if best is not None:
+        print(f"best: {best.id} {spec.objectives[0].metric}={best.value:.6g} {best.params}")
+    for row in sorted(rows, key=lambda r: r.number):
+        value = "" if row.value is None else f" {row.value:.6g}"
+        print(f"  {row.id:12s} {row.state:9s}{value}")
+    return 0
+
+
+def _print_agents(folder: SweepFolder) -> None:
+    """The agents whose heartbeat files exist, with their trials and how old their last beat is."""
+    import time
+    from playground.sweeps.agents.heartbeat import host_id, possibly_alive, read_heartbeats
+    here = host_id()
+    for beat in read_heartbeats(folder.control):
+        age = time.time() - float(beat.get("clock", 0.0))
+        gone = "" if possibly_alive(beat, here) else ", its process is gone"
+        print(f"agent {beat.get('agent', '?')}: {', '.join(beat.get('trials') or []) or 'no trial'} "
+              f"(last beat {age:.0f} s ago by its clock{gone})")
+
+
+def summary(sweep_dir: str, rebuild: bool = False) -> int:
+    from playground.sweeps.results.summary import write_summary
+    if rebuild:
+        return _rebuild(sweep_dir)
+    folder, spec, study = open_sweep(sweep_dir)
+    rows = write_summary(study, folder, spec.objectives)
+    print(f"wrote {os.path.join(folder.root, 'summary.md')} ({len(rows)} trials), summary.csv, output.csv"
+          + (", best.json" if os.path.isfile(os.path.join(folder.root, "best.json")) else ""))
+    return 0
+
+
+def plots(sweep_dir: str) -> int:
+    from playground.sweeps.results.plots import draw_all
+    folder, spec, study = open_sweep(sweep_dir)
+    for path, note in draw_all(study, folder, spec):
+        print(path if not note else f"{path}: {note}", file=sys.stdout if not note else sys.stderr)
+    return 0
+
+
+def _rebuild(sweep_dir: str) -> int:
+    """The study rebuilt from the run folders (under the folder's run lock), then the reports from it."""
+    from playground.sweeps.inputs.prepare import prepare_sweep
+    from playground.sweeps.operations.rebuild import rebuild_study
+    from playground.sweeps.agents.runner import lock_folder
+    from playground.sweeps.results.summary import write_summary
+    folder = SweepFolder(sweep_dir)
+    spec = parse_spec(folder.read_spec()["spec"], folder.root, origin=folder.spec_file)
+    lock = lock_folder(folder)
+    try:
+        prepared = prepare_sweep(spec)
+        study = rebuild_study(folder, prepared)
+        rows = write_summary(study, folder, prepared.spec.objectives)
+    finally:
+        lock.close()
+    print(f"rebuilt {folder.journal} from {len(folder.trial_ids())} trial folder(s); wrote summary.csv, "
+          f"summary.md, output.csv ({len(rows)} trials)")
+    return 0

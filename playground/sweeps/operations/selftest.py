@@ -1,0 +1,64 @@
+"""`sweep run --test`: the whole machinery (validation, study, slot, process, tailing, summary) on one tiny
+trial in a temporary folder; checks that the objective and the time metric appear in full test passes.
+
+The trial is the spec's first planned point shortened to one epoch of two global batches.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import replace
+
+from playground.sweeps.agents.runner import run_sweep
+from playground.sweeps.files.metrics_tail import epoch_records
+from playground.sweeps.inputs.prepare import prepare_sweep
+from playground.sweeps.inputs.space import Param
+from playground.sweeps.inputs.spec import SweepSpec
+
+
+def self_test(spec: SweepSpec) -> int:
+    started = time.time()
+    shrink = [Param("epoch_iter.num_epochs", "const", val=1)]
+    time_metric = spec.searcher.get("time_metric", "epochs")
+    searcher = {"name": "single", "max_trials": 1, "seed": spec.searcher.get("seed", 0)}
+    if spec.searcher_name in ("upf", "grid"):
+        searcher = {**spec.searcher, "name": spec.searcher_name}
+    test_spec = replace(spec, searcher=searcher, space=[p for p in spec.space if p.key != "epoch_iter.num_epochs"] + shrink,
+                        raw={**spec.raw, "searcher": searcher}, max_restarts=0)  # report a failure at once
+    prepared = prepare_sweep(test_spec)
+    if prepared.base_opts is not None:
+        e, d = prepared.base_opts["epoch_iter"], prepared.base_opts["distributed"]
+        batch = e["batch_per_device"] * (d["num_gpus"] or d["num_cpus"]) * d["num_shards"]
+        prepared.spec.space.append(Param("epoch_iter.num_train_sample_per_epoch", "const", val=2 * batch))
+    prepared.upf_lines = [replace(line, params={k: v for k, v in line.params.items() if k != "epoch_iter.num_epochs"})
+                          for line in prepared.upf_lines[:1]]
+    with tempfile.TemporaryDirectory(prefix="sweep-test-") as folder:
+        code = run_sweep(prepared, folder, workers=1, quiet=True)
+        trials = sorted(os.listdir(os.path.join(folder, "trials")))
+        records = epoch_records(os.path.join(folder, "trials", trials[0], "metrics.jsonl")) if trials else []
+        problems = []
+        if code != 0:
+            log = os.path.join(folder, "trials", trials[0], "sweep-trial.log") if trials else ""
+            tail = open(log, encoding="utf-8", errors="replace").read()[-2000:] if os.path.isfile(log) else ""
+            problems.append(f"the trial did not complete (sweep exit {code}); its output ends with:\n{tail}")
+        if not records:
+            problems.append("no full test pass (kind 'epoch') in metrics.jsonl")
+        for objective in prepared.spec.objectives:
+            if records and not isinstance(records[-1].get(objective.metric), (int, float)):
+                problems.append(f"objective {objective.metric!r} missing from the full test passes "
+                                f"(they have {', '.join(sorted(k for k, v in records[-1].items() if v is not None))})")
+        if records and time_metric != "samples" and records[-1].get(time_metric) is None:
+            problems.append(f"time metric {time_metric!r} missing from the full test passes")
+        summary = os.path.join(folder, "summary.csv")
+        if not os.path.isfile(summary):
+            problems.append("summary.csv was not written")
+    seconds = time.time() - started
+    if problems:
+        print("sweep --test FAILED:\n  " + "\n  ".join(problems), file=sys.stderr)
+        return 1
+    values = json.dumps({o.metric: records[-1][o.metric] for o in prepared.spec.objectives})
+    print(f"sweep --test passed in {seconds:.1f} s: one trial ran, full test pass has {values} and {time_metric}")
+    return 0

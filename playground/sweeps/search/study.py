@@ -1,0 +1,175 @@
+"""The Optuna study of a sweep: its storage (storages.py: the journal file in the sweep folder, PostgreSQL, or the
+`sweep serve` proxy), its sampler and pruner, and the trials planned up front (grid points, upf lines,
+restart-file rows), enqueued exactly once.
+
+Each trial's run settings live in its user attrs: `trial_id` (the folder name) and `sets` (dotted key ->
+value, what the run gets as --set). Rows of a restart file are completed trials marked `imported`; they are
+not part of the budget. Driven by ask/tell only, never study.optimize.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from playground.sweeps.errors import SweepError
+from playground.sweeps.files.sweep_folder import SweepFolder
+from playground.sweeps.inputs.space import Param, constants, grid_points
+from playground.sweeps.inputs.spec import Objective, SweepSpec
+
+STUDY_NAME = "sweep"   # the journal's study; a shared database's has a name of its own (storages.locate)
+
+
+def open_storage(folder: SweepFolder) -> Any:
+    """The folder's journal storage (what `sweep summary --rebuild` writes)."""
+    from playground.sweeps.search.storages import open_journal
+    return open_journal(folder.journal)
+
+
+def make_sampler(searcher: dict) -> Any:
+    import optuna
+    name, seed = searcher["name"], searcher.get("seed", 0)
+    if name == "tpe" or (name == "hyperband" and searcher.get("sampler") == "tpe"):
+        return optuna.samplers.TPESampler(seed=seed, multivariate=True, constant_liar=True)
+    if name == "gp":
+        return optuna.samplers.GPSampler(seed=seed)
+    if name == "cmaes":
+        try:
+            import cmaes  # noqa: F401  optuna's CMA-ES sampler needs it at sampling time
+        except ImportError:
+            raise SweepError("searcher cmaes needs the `cmaes` package, which playground does not install; "
+                             "pip install cmaes, or use tpe or gp") from None
+        return optuna.samplers.CmaEsSampler(seed=seed)
+    return optuna.samplers.RandomSampler(seed=seed)
+
+
+def make_pruner(searcher: dict) -> Any:
+    import optuna
+    if searcher["name"] == "hyperband":
+        return optuna.pruners.HyperbandPruner(min_resource=searcher.get("min_resource", 1),
+                                              reduction_factor=searcher.get("reduction_factor", 3))
+    return optuna.pruners.NopPruner()
+
+
+def load_study(folder: SweepFolder, searcher: dict, objectives: list[Objective], create: bool,
+               storage: str | None = None) -> Any:
+    """The sweep's study. `storage`: a URL from --storage (None: the spec's, as sweep.json recorded it, else the
+    journal). Creating records the storage (password removed) and the study name in sweep.json, for every later
+    `sweep status`, `sweep agent` and resumed `sweep run`. An unreachable storage is a SweepError (exit 2)."""
+    import optuna
+    from playground.sweeps.search.storages import check_owner, locate, open_storage as open_located, record
+    quiet_optuna()
+    stored = folder.read_spec() if folder.exists() else {}
+    location = locate(folder, storage, stored.get("spec", {}).get("name") or "sweep", stored.get("identity", ""))
+    backend = open_located(folder, location.storage)
+    kwargs = dict(storage=backend, sampler=make_sampler(searcher), pruner=make_pruner(searcher),
+                  study_name=location.study_name)
+    try:
+        study = optuna.load_study(**kwargs)
+    except KeyError:
+        if not create:
+            raise SweepError(f"{folder.root}: no study {location.study_name!r} in {location.storage.shown}") from None
+        try:
+            study = optuna.create_study(directions=[o.direction for o in objectives], **kwargs)
+        except optuna.exceptions.DuplicatedStudyError:  # another agent created it meanwhile
+            study = optuna.load_study(**kwargs)
+    if create and folder.exists():
+        record(folder, location)
+    check_owner(study, folder, stored.get("identity"), location, mark=create)
+    return study
+
+
+def distributions(space: list[Param], grid: bool) -> dict[str, Any]:
+    """What ask() samples: the sampled parameters; a grid's as categorical over its points."""
+    import optuna
+    out = {}
+    for p in space:
+        if p.sampled:
+            out[p.key] = optuna.distributions.CategoricalDistribution(p.grid_values()) if grid else _distribution(p)
+    return out
+
+
+def _distribution(p: Param) -> Any:
+    import optuna
+    if p.type == "categorical":
+        return optuna.distributions.CategoricalDistribution(list(p.vals))
+    if p.type == "int":
+        return optuna.distributions.IntDistribution(int(p.minval), int(p.maxval))
+    if p.type == "double":
+        return optuna.distributions.FloatDistribution(p.minval, p.maxval)
+    if p.type == "log":
+        return optuna.distributions.FloatDistribution(p.base ** p.minval, p.base ** p.maxval, log=True)
+    raise ValueError(f"a constant has no distribution ({p.key})")
+
+
+def quiet_optuna() -> None:
+    """Optuna's own log lines (a trial finished, a study created) off: the sweep prints its own progress."""
+    import optuna
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+def live_trial(study: Any, storage_id: int) -> Any:
+    """The running trial `storage_id` (the storage's id, not its number) as an optuna Trial: report, should_prune."""
+    import optuna
+    return optuna.trial.Trial(study, storage_id)
+
+
+def param_importances(study: Any) -> dict[str, float]:
+    """Optuna's parameter importances of the finished trials (RuntimeError/ValueError when it cannot tell)."""
+    import optuna
+    return optuna.importance.get_param_importances(study)
+
+
+def initialize(study: Any, spec: SweepSpec, upf_lines: list, priors: list) -> None:
+    """Enqueue the planned trials and import the priors, skipping any a killed earlier initialisation stored."""
+    import optuna
+    if study.user_attrs.get("initialized"):
+        return
+    existing = study.get_trials(deepcopy=False)
+    known_ids = {t.user_attrs.get("trial_id") for t in existing}
+    known_points = {json.dumps(t.user_attrs.get("sets", {}), sort_keys=True) for t in existing}
+    known_points |= {json.dumps(t.system_attrs.get("fixed_params", {}), sort_keys=True) for t in existing}
+    space_dists = distributions(spec.space, grid=spec.searcher_name == "grid")
+    for index, prior in enumerate(priors):
+        trial_id = f"prior{index:04d}"
+        if trial_id not in known_ids:
+            study.add_trial(optuna.trial.create_trial(
+                params=prior.params, distributions={k: space_dists[k] for k in prior.params}, value=prior.y,
+                user_attrs={"trial_id": trial_id, "imported": True, "sets": {**constants(spec.space), **prior.params}}))
+    if spec.searcher_name == "upf":
+        for line in upf_lines:
+            if line.id not in known_ids:
+                study.enqueue_trial({}, user_attrs={"trial_id": line.id, "sets": {**constants(spec.space), **line.params}})
+    elif spec.searcher_name == "grid":
+        for point in grid_points(spec.space):
+            if json.dumps(point, sort_keys=True) not in known_points:
+                study.enqueue_trial(point)
+    study.set_user_attr("initialized", True)
+
+
+def trial_id_of(trial: Any) -> str:
+    return trial.user_attrs.get("trial_id") or f"t{trial.number:04d}"
+
+
+def budget(spec: SweepSpec, upf_lines: list) -> int:
+    if spec.searcher_name == "upf":
+        return len(upf_lines)
+    if spec.searcher_name == "grid":
+        return len(grid_points(spec.space))
+    return sampled_budget(spec.searcher)
+
+
+def sampled_budget(searcher: dict) -> int:
+    """The budget of a searcher that samples (not grid, not upf): its max_trials."""
+    return int(searcher.get("max_trials") or 1)
+
+
+def counted(trials: list) -> list:
+    """The trials the budget counts: everything but imported priors and extra trials (`sweep continue`)."""
+    return [t for t in trials if not t.user_attrs.get("imported") and not t.user_attrs.get("extra")]
+
+
+def finished_in_budget(trials: list, total: int) -> int:
+    """The budget's trials that reached a final state (complete, pruned, fail), never more than `total`: the
+    count of the progress line. Extra and imported trials are not the budget's; a budget lowered below the trials
+    already started (those still run to their end) shows as spent, not exceeded."""
+    return min(total, sum(1 for t in counted(trials) if t.state.is_finished()))

@@ -1,0 +1,1 @@
+"""Tests of playground/data/records/."""
