@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): setup.cfg pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "playground needs Python >= 3.11; set PYTHON=python3.11")'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -e '.[test,demo,postgres,grpc]'
+	$(BIN)/python -m pip install --quiet -e '.[test,demo,postgres,grpc,cmaes]'
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -18,8 +18,11 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m playground.commands.demo
 
+# one pytest-xdist worker per core (TEST_WORKERS=0: in this process); tests sharing one of our session or module
+# fixtures stay on one worker (tests/conftest.py groups them), the others are spread one by one
+TEST_WORKERS ?= auto
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 clean:
 	rm -rf $(VENV) runs demo-data .pytest_cache *.egg-info

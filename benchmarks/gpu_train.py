@@ -2,10 +2,11 @@
 
     .venv/bin/python benchmarks/gpu_train.py [--images 4000] [--batch 128] [--steps 60] [--workers N] [--gpu-decode]
 
-Both arms train the same network (components/networks/explicit_resnet.py, depth 50, channels_last, bf16 autocast,
-SGD with momentum) on the same data path: LmdbImageDataset (scale_jitter_type 1, mirror, 224-pixel crops)
-decoded by --workers loader workers into uint8 batches, pinned, copied non-blocking and normalised on the GPU;
-with --gpu-decode, JPEGs decoded on the GPU instead (input.gpu_decode). Each arm runs in a fresh process:
+Both arms train the same network (components/networks/explicit_resnet.py, --depth 50 by default, channels_last,
+bf16 autocast, SGD with momentum) on the same data path: LmdbImageDataset (scale_jitter_type 1, mirror, --imsize
+crops, 224 pixels by default) decoded by --workers loader workers into uint8 batches, pinned, copied non-blocking
+and normalised on the GPU; with --gpu-decode, JPEGs decoded on the GPU instead (input.gpu_decode). Each arm
+runs in a fresh process:
 
   plain       a hand-written loop: torch DataLoader over the dataset's get_samples, the next batch copied and
               normalised on a side stream while the current one trains; CUDA events around each step's compute
@@ -34,15 +35,20 @@ sys.path[:0] = [REPO, HERE]
 SEED, LR, MOMENTUM, WEIGHT_DECAY, CLASSES = 5, 0.1, 0.9, 1e-4, 10
 
 
+def loadsize(args: argparse.Namespace) -> int:
+    """The shorter side images are scaled to before cropping: 256 for 224-pixel crops, in proportion otherwise."""
+    return args.imsize * 8 // 7
+
+
 def spec(args: argparse.Namespace):
     from playground.data.images.augment import AugmentSpec
-    return AugmentSpec(is_train=True, loadsize=256, imsize=224, scale_jitter_type=1, mirror=True)
+    return AugmentSpec(is_train=True, loadsize=loadsize(args), imsize=args.imsize, scale_jitter_type=1, mirror=True)
 
 
-def network(device: str):
+def network(device: str, depth: int):
     import torch
     from components.networks.explicit_resnet import ExplicitResNet, ResNetSpec
-    net = ExplicitResNet(ResNetSpec(depth=50, num_classes=CLASSES, channels_last=True))
+    net = ExplicitResNet(ResNetSpec(depth=depth, num_classes=CLASSES, channels_last=True))
     return net.to(device, memory_format=torch.channels_last)
 
 
@@ -83,7 +89,7 @@ def plain(args: argparse.Namespace) -> dict:
     sampler = [order[k:k + args.batch] for k in range(0, needed, args.batch)]
     loader = DataLoader(Batches(), batch_sampler=sampler, collate_fn=data.collate_fn, num_workers=args.workers,
                         pin_memory=True, persistent_workers=args.workers > 0, prefetch_factor=4 if args.workers else None)
-    net, loss_fn = network(args.device), torch.nn.CrossEntropyLoss()
+    net, loss_fn = network(args.device, args.depth), torch.nn.CrossEntropyLoss()
     opt = optimizer(net)
     cuda, device = args.device == "cuda", torch.device(args.device)
     side = torch.cuda.Stream() if cuda else None
@@ -134,9 +140,10 @@ def resident(args: argparse.Namespace) -> dict:
     import torch
     torch.manual_seed(SEED)
     torch.backends.cudnn.benchmark = True
-    net, loss_fn = network(args.device), torch.nn.CrossEntropyLoss()
+    net, loss_fn = network(args.device, args.depth), torch.nn.CrossEntropyLoss()
     opt = optimizer(net)
-    images = torch.randn(args.batch, 3, 224, 224, device=args.device).contiguous(memory_format=torch.channels_last)
+    images = torch.randn(args.batch, 3, args.imsize, args.imsize, device=args.device)
+    images = images.contiguous(memory_format=torch.channels_last)
     labels = torch.randint(0, CLASSES, (args.batch,), device=args.device)
     for step in range(args.warmup + args.steps):
         if step == args.warmup:
@@ -157,12 +164,12 @@ def playground_arm(args: argparse.Namespace) -> dict:
     iterations = args.warmup + args.steps
     opts = {
         "input": {"input_name_py": "gfs_IN1k", "train_input_path": args.db, "test_input_path": "", "num_classes": None,
-                  "loadsize": 256, "imsize": 224, "scale_jitter_type": 1, "mirror": True,
+                  "loadsize": loadsize(args), "imsize": args.imsize, "scale_jitter_type": 1, "mirror": True,
                   "decode_threads": args.workers, "gpu_decode": args.gpu_decode},
         "model": {"model_name_py": "IN1k_resnet_no_test_model", "forward_pass_py": "explicit_resnet_forward",
                   "optimizer_py": "sgd_optimizer", "rendezvous_py": "rendezvous_env",
                   "additional_override_py": "gpu_train_timing"},
-        "model_param": {"num_layer": 50, "channels_last": True, "engine": "CUDNN", "pretrained_model": None,
+        "model_param": {"num_layer": args.depth, "channels_last": True, "engine": "CUDNN", "pretrained_model": None,
                         "memonger": False, "combine_spatial_bn": None, "max_concurrent_distributed_ops": None,
                         "base_learning_rate": LR, "momentum": MOMENTUM, "weight_decay": WEIGHT_DECAY, "seed": SEED},
         "epoch_iter": {"num_train_sample_per_epoch": iterations * args.batch, "num_test_sample": 0, "num_epochs": 1,
@@ -187,6 +194,8 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--steps", type=int, default=60, help="timed training steps per arm")
     parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--imsize", type=int, default=224, help="crop size (a smoke run uses a small one)")
+    parser.add_argument("--depth", type=int, default=50, help="ResNet depth (a smoke run uses 18)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--gpu-decode", action="store_true", help="decode JPEGs on the GPU (input.gpu_decode)")
     parser.add_argument("--data", help="folder for the generated images and LMDB (kept; default: a temporary one)")
@@ -201,7 +210,7 @@ def main() -> int:
 
     import torch
     if args.device == "cuda" and not torch.cuda.is_available():
-        print("gpu_train: no CUDA device here; this benchmark needs one GPU")
+        print("gpu_train skipped: no CUDA device here; this benchmark needs one GPU (--device cpu: a smoke run)")
         return 0
     from data_pipeline import make_data
     folder = args.data or tempfile.mkdtemp(prefix="gpu-train-")
@@ -213,6 +222,7 @@ def main() -> int:
     for arm in ("resident", "plain", "playground"):
         command = [sys.executable, os.path.abspath(__file__), "--arm", arm, "--db", db, "--batch", str(args.batch),
                    "--steps", str(args.steps), "--warmup", str(args.warmup), "--workers", str(args.workers),
+                   "--imsize", str(args.imsize), "--depth", str(args.depth),
                    "--device", args.device]
         done = subprocess.run(command + (["--gpu-decode"] if args.gpu_decode else []), capture_output=True, text=True,
                               cwd=HERE)

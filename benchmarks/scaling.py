@@ -69,6 +69,8 @@ def main() -> None:
         configs += [("cuda", n) for n in sorted({1, 2, 4, 8, gpus}) if n <= gpus]
     print(f"host: {os.cpu_count()} cores, {gpus} CUDA device(s); batch {args.batch} per process, "
           f"{args.iters} iterations per run, {args.trials} trials, load {os.getloadavg()[0]:.2f}")
+    if not gpus:
+        print("GPU runs skipped: no CUDA device here (1, 2, 4 ... GPU processes with NCCL)")
     rates: dict[tuple[str, int], list[float]] = {c: [] for c in configs}
     with tempfile.TemporaryDirectory() as workdir:
         for trial in range(args.trials):

@@ -12,6 +12,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
+# seconds: the limit on a test's subprocess or wait, which only turns a hang into a failure. Never a speed
+# expectation: on a machine shared with other work a test may take several times its usual time.
+HANG = 900
 
 
 def load_experiment(name: str) -> dict:
@@ -32,7 +35,7 @@ def tiny_opts(**sections) -> dict:
     return opts
 
 
-def run_cli(*args: str, cwd: str | os.PathLike | None = None, timeout: float = 300,
+def run_cli(*args: str, cwd: str | os.PathLike | None = None, timeout: float = HANG,
             env: dict | None = None, script: str = "AnyExpOnTerm.py") -> subprocess.CompletedProcess:
     """Run `python AnyExpOnTerm.py ARGS` (or another entry) as a real process; returns the completed process."""
     full_env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
@@ -82,3 +85,22 @@ def two_hosts():
     tests that use them are skipped, with the reason, only where the namespaces cannot be made."""
     from tests.separate_hosts import TwoHosts, skip_reason
     yield from _started(TwoHosts, skip_reason, "the network namespaces could not be made")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (`make test`: --dist loadgroup), the tests that share one of our session- or module-scoped
+    fixtures run on one worker, so it is made once (the reference runs of the resume tests, a PostgreSQL server, a
+    module's trained runs); the other tests are spread one by one. Without xdist this does nothing."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None or item.get_closest_marker("xdist_group"):
+            continue
+        shared = sorted((defs[-1].scope == "module", name) for name, defs in info.name2fixturedefs.items()
+                        if defs and defs[-1].scope in ("session", "package", "module")
+                        and getattr(defs[-1].func, "__module__", "").startswith("tests."))
+        if shared:      # by the session fixture; else every test of the module that has a module fixture together
+            by_module, name = shared[0]
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__ if by_module else name))

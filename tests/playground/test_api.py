@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.conftest import REPO, run_cli, tiny_opts
+from tests.conftest import HANG, REPO, run_cli, tiny_opts
 
 OLD_PATHS = {"playground.meters": "playground.trainer.meters", "playground.model": "playground.trainer.model",
              "playground.lr_schedule": "playground.trainer.lr_schedule",
@@ -34,7 +34,7 @@ def test_importing_an_old_path_warns_naming_the_new_one_and_gives_the_same_modul
             "    warnings.simplefilter('always')\n"
             f"    same = importlib.import_module({old!r}) is importlib.import_module({new!r})\n"
             "print(same, [(w.category.__name__, str(w.message)) for w in caught])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=HANG)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == str(True) + " " + str(
         [("DeprecationWarning", f"{old} moved to {new}; import it from there (the old path will be removed)")])
@@ -50,7 +50,7 @@ def test_every_public_name_resolves():
 
 def test_importing_the_public_surface_is_cheap():
     code = "import sys, playground.api; print([m for m in ('torch', 'numpy', 'cv2') if m in sys.modules])"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=HANG)
     assert out.stdout.strip() == "[]", out.stderr
 
 

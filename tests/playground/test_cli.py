@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import HANG, REPO
 
 HEAVY = ("torch", "numpy", "matplotlib", "cv2", "lmdb", "optuna", "torchvision")
 PROBE = ("import runpy, sys\n"
@@ -29,7 +29,7 @@ PROBE = ("import runpy, sys\n"
 ])
 def test_help_imports_none_of_the_heavy_libraries(script, argv):
     code = PROBE.format(argv=argv, script=str(REPO / script), heavy=HEAVY)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=HANG)
     assert proc.returncode == 0, proc.stderr
     assert "usage:" in proc.stdout
     assert proc.stdout.strip().splitlines()[-1] == "imported:"

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 
 from components.inputs.digits_arrays import load_digits_split
-from tests.conftest import REPO
+from tests.conftest import HANG, REPO
 
 
 def test_the_split_holds_the_values_of_load_digits_in_a_fixed_permutation():
@@ -24,6 +24,6 @@ def test_a_process_reading_the_digits_does_not_import_scikit_learn():
     """Its import costs about 1.7 s in every process that trains on the digits."""
     probe = ("import sys\nfrom components.inputs.digits_arrays import load_digits_split\n"
              "assert len(load_digits_split()[0]) == 1438\nprint(sorted(m for m in sys.modules if m.startswith('sklearn')))")
-    proc = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=HANG)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from playground.api import run
-from tests.conftest import REPO, run_cli, tiny_opts
+from tests.conftest import HANG, REPO, run_cli, tiny_opts
 
 pytestmark = pytest.mark.slow
 
@@ -19,7 +19,7 @@ def shard_opts(tmp_path, **model) -> dict:
     opts = tiny_opts(model={"forward_pass_py": "mlp_forward", "rendezvous_py": "rendezvous_filestore", **model},
                      model_param={"mlp_hidden": [16]}, epoch_iter={"num_epochs": 3})
     opts["distributed"].update(num_shards=2, num_cpus=1, rendezvous_path=str(tmp_path / "shared"),
-                               run_id="two-hosts", collective_timeout=30)
+                               run_id="two-hosts", collective_timeout=300)
     opts["output"]["plots"] = []
     return opts
 
@@ -32,7 +32,7 @@ def start_shards(opts_path: str, run_dir, env: dict | None = None) -> list[subpr
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE) for shard in (1, 0)]
     done = []
     for proc in procs:
-        out, err = proc.communicate(timeout=240)
+        out, err = proc.communicate(timeout=HANG)
         done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
     return done[::-1]   # index = shard id
 

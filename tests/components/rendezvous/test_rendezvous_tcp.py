@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from tests.conftest import run_cli, tiny_opts
+from tests.conftest import HANG, run_cli, tiny_opts
 
 pytestmark = pytest.mark.slow
 
@@ -20,9 +20,9 @@ def free_port() -> int:
 def test_two_ranks_meet_at_the_given_address_and_port(tmp_path, opts_file):
     opts = tiny_opts(model={"forward_pass_py": "mlp_forward", "rendezvous_py": "rendezvous_tcp"},
                      model_param={"mlp_hidden": [16]}, epoch_iter={"num_epochs": 1})
-    opts["distributed"].update(num_cpus=2, master_addr="127.0.0.1", master_port=free_port(), collective_timeout=30)
+    opts["distributed"].update(num_cpus=2, master_addr="127.0.0.1", master_port=free_port(), collective_timeout=300)
     opts["output"]["plots"] = []
-    proc = run_cli("--parameters-file", opts_file(opts), "--run-dir", str(tmp_path / "run"), timeout=240)
+    proc = run_cli("--parameters-file", opts_file(opts), "--run-dir", str(tmp_path / "run"), timeout=HANG)
     assert proc.returncode == 0, proc.stderr
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert results["metrics"]["epochs"][-1] == 1.0

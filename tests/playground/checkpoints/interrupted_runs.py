@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from tests.conftest import REPO, tiny_opts
+from tests.conftest import HANG, REPO, tiny_opts
 
 OVERRIDE_NAME = "slow_marked_iterations"
 OVERRIDE = '''
@@ -94,7 +94,7 @@ class RunFolder:
         return subprocess.Popen(command, env=dict(self.env, **(env or {})), stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True, preexec_fn=preexec_fn)
 
-    def run(self, *extra: str, env: dict | None = None, preexec_fn=None, timeout: float = 180) -> tuple[int, str]:
+    def run(self, *extra: str, env: dict | None = None, preexec_fn=None, timeout: float = HANG) -> tuple[int, str]:
         """A whole session; its exit code and output."""
         process = self.start(*extra, env=env, preexec_fn=preexec_fn)
         code = process.wait(timeout=timeout)
@@ -111,7 +111,7 @@ class RunFolder:
             found[int(rank)] = int(pid)
         return found
 
-    def wait_for_training(self, process: subprocess.Popen, ranks: int, timeout: float = 120) -> bool:
+    def wait_for_training(self, process: subprocess.Popen, ranks: int, timeout: float = HANG) -> bool:
         """Wait until every rank has begun its first iteration; False when the session ended first."""
         deadline = time.monotonic() + timeout
         while len(self.rank_pids()) < ranks:
@@ -151,7 +151,7 @@ def kill_group(process: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
         pass
 
 
-def wait_gone(pids: list[int], timeout: float = 30) -> None:
+def wait_gone(pids: list[int], timeout: float = HANG) -> None:
     """Wait until none of `pids` is alive (a killed rank's siblings may still be finishing a write)."""
     deadline = time.monotonic() + timeout
     for pid in pids:

@@ -11,6 +11,7 @@ import pytest
 
 from playground.checkpoints import preemption
 from playground.checkpoints.preemption import EXIT_PREEMPTED, Preemption
+from tests.conftest import HANG
 from tests.playground.checkpoints.interrupted_runs import (UNHINDERED, RunFolder, assert_same_records,
                                                            assert_same_training_state, checkpoint_opts, kill_group,
                                                            wait_gone)
@@ -43,7 +44,7 @@ def interrupt(run: RunFolder, ranks: int, send, rng: random.Random) -> None:
     assert run.wait_for_training(process, ranks), run.output()
     time.sleep(rng.uniform(0.05, 0.3))
     send(process)
-    code = process.wait(timeout=120)
+    code = process.wait(timeout=HANG)
     output = run.output()
     assert code == EXIT_PREEMPTED, output
     assert "a checkpoint was written" in output and "Exit code 75" in output

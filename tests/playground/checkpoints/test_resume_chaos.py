@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from tests.conftest import HANG
 from tests.playground.checkpoints.interrupted_runs import (UNHINDERED, RunFolder, assert_same_records,
                                                            assert_same_training_state, checkpoint_opts, kill_group,
                                                            wait_gone)
@@ -45,7 +46,7 @@ def kill_at_random_moments(run: RunFolder, kills: int, ranks: int, startup: floa
             os.kill(rng.choice(pids), signal.SIGKILL)     # one rank dies; the launcher stops the other
         else:
             kill_group(process)                           # the whole job: launcher, ranks, loader workers
-        process.wait(timeout=60)
+        process.wait(timeout=HANG)
         wait_gone(pids)
         seen["kills"] += 1
         seen["during_a_write"] += write_in_flight(run)

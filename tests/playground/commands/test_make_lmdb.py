@@ -11,7 +11,7 @@ import pytest
 
 from playground.cli import main
 from playground.data.records.db_records import DbRecords
-from tests.conftest import REPO
+from tests.conftest import HANG, REPO
 from tests.image_lmdbs import write_image_tree
 
 
@@ -81,13 +81,13 @@ def test_a_build_killed_midway_leaves_no_database_at_the_target(tmp_path, sig):
     output = tmp_path / "db"
     process = subprocess.Popen([sys.executable, "-m", "playground.cli", "make-lmdb", str(tree), str(output),
                                 "--no-progress"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + HANG
     while not any(p.name.startswith(".db.incomplete-") and (p / "data.mdb").exists() for p in tmp_path.iterdir()):
         assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()
         time.sleep(0.05)
     time.sleep(0.2)
     process.send_signal(sig)
-    code = process.wait(timeout=30)
+    code = process.wait(timeout=HANG)
     assert not output.exists()
     if sig == signal.SIGTERM:      # an orderly stop also removes the unfinished build
         assert code == 130 and "interrupted; nothing was written" in process.stderr.read().decode()

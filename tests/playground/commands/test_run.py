@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from tests.conftest import DATA, REPO, load_experiment, run_cli
+from tests.conftest import HANG, DATA, REPO, load_experiment, run_cli
 
 
 def printed_opts(stdout: str) -> dict:
@@ -110,12 +110,12 @@ def test_a_stopped_run_without_run_dir_prints_its_folder_and_resume_command_and_
     env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=str(tmp_path), PLAYGROUND_TEST_ITER_SLEEP="0.05")
     command = [sys.executable, str(REPO / "AnyExpOnTerm.py"), "--parameters-file", "exp.json"]
     process = subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + HANG
     while not glob.glob(str(tmp_path / "runs" / "*" / "training.rank0.*")):
         assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()
         time.sleep(0.02)
     process.send_signal(signal.SIGTERM)
-    stderr = process.communicate(timeout=120)[1]
+    stderr = process.communicate(timeout=HANG)[1]
     assert process.returncode == 75, stderr
     [run_dir] = glob.glob(str(tmp_path / "runs" / "*"))
     assert f"the run folder is {run_dir}; resume it with:\n  python {REPO / 'AnyExpOnTerm.py'} --parameters-file " \
@@ -125,7 +125,7 @@ def test_a_stopped_run_without_run_dir_prints_its_folder_and_resume_command_and_
     os.makedirs(tmp_path / "runs" / "other")       # a newer folder of other opts is not picked
     (tmp_path / "runs" / "other" / "opts.json").write_text(json.dumps({"opts": other}))
     resumed = subprocess.run(command + ["--resume"], cwd=tmp_path, env=dict(env, **UNHINDERED), capture_output=True,
-                             text=True, timeout=180)   # no signal aimed at this session: full speed
+                             text=True, timeout=HANG)   # no signal aimed at this session: full speed
     assert resumed.returncode == 0, resumed.stderr
     assert f"--resume: resuming {run_dir}, the newest of 1 run folder(s)" in resumed.stderr
     assert "resum" in (tmp_path / "runs" / os.path.basename(run_dir) / "train.log").read_text().lower()

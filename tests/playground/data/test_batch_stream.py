@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from playground.data.batch_stream import ShardSampler, TrainSampler
-from tests.conftest import REPO, run_cli
+from tests.conftest import HANG, REPO, run_cli
 
 
 def take(sampler, count):
@@ -83,7 +83,7 @@ def test_a_stream_left_open_does_not_hang_the_exit():
     # Loader workers ignore SIGTERM (their rank checkpoints first), so multiprocessing's exit handler alone would
     # wait for them forever; the stream's own exit handler stops them first.
     proc = subprocess.run([sys.executable, "-c", UNCLOSED_STREAM], cwd=REPO, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=HANG)
     assert proc.returncode == 0, proc.stderr
     assert "leaving without close()" in proc.stdout
 
@@ -95,7 +95,7 @@ def test_a_corrupt_record_read_by_a_loader_worker_ends_the_run_promptly_with_its
     db = make_image_lmdb(tmp_path, classes=2, per_class=12)
     corrupt_record(db, record_key(3), pack_record(ImageRecord(label=0, payload=b"\x89PNG\r\n\x1a\n cut")))
     (tmp_path / "opts.json").write_text(json.dumps({"opts": image_opts(str(db), decode_threads=2)}))
-    proc = run_cli("--parameters-file", str(tmp_path / "opts.json"), "--run-dir", str(tmp_path / "run"), timeout=90)
+    proc = run_cli("--parameters-file", str(tmp_path / "opts.json"), "--run-dir", str(tmp_path / "run"), timeout=HANG)
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.strip().splitlines()[-1] == (f"playground: error: {db}: record '0000000003': OpenCV could not "
                                                      "decode the 12-byte image (not a JPEG, PNG or other supported "

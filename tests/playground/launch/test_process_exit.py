@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tests.conftest import REPO
+from tests.conftest import HANG, REPO
 
 ENDING_COMMAND = '''
 import atexit, gc, sys
@@ -28,7 +28,7 @@ exit_command(3)
 def test_a_command_ends_with_its_code_its_live_objects_frozen_and_its_files_flushed(tmp_path):
     first, second = tmp_path / "first.txt", tmp_path / "second.txt"
     proc = subprocess.run([sys.executable, "-c", ENDING_COMMAND, str(first), str(second)], cwd=REPO,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=HANG)
     assert proc.returncode == 3, proc.stderr
     assert int(proc.stdout.split("frozen at exit:")[1]) > 1000
     assert first.read_text() == "written before the exit\n"
@@ -67,7 +67,7 @@ def test_after_a_full_collection_the_exit_collects_only_the_young_objects_else_t
     for case in ("quiet", "busy"):
         noted = tmp_path / f"{case}.txt"
         proc = subprocess.run([sys.executable, "-c", AFTER_A_FULL_COLLECTION, str(noted), case], cwd=REPO,
-                              capture_output=True, text=True, timeout=60)
+                              capture_output=True, text=True, timeout=HANG)
         assert proc.returncode == 0, proc.stderr
         outcomes[case] = (int(proc.stdout.split("exit collections:")[1]), sorted(noted.read_text().split()))
     assert outcomes["quiet"] == (0, ["young"])

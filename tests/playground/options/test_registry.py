@@ -122,39 +122,37 @@ def test_components_and_schema_list_a_named_module_map_and_report_an_unimportabl
 @pytest.mark.slow
 def test_an_installed_package_contributes_components_through_entry_points(tmp_path):
     import json
+    import os
     import subprocess
 
-    from tests.conftest import REPO, run_cli, tiny_opts
-    package = tmp_path / "pkg"
-    (package / "pg_extra_components_test").mkdir(parents=True)
-    (package / "pg_extra_components_test" / "__init__.py").write_text("")
-    (package / "pg_extra_components_test" / "linear_forward.py").write_text(
+    from tests.conftest import HANG, REPO, run_cli, tiny_opts
+    # an installed distribution as pip leaves it (the package, and a dist-info folder naming its entry points), in
+    # a folder of its own that the commands below have on their path: the shared environment, and every other test
+    # running beside this one, never see it
+    site = tmp_path / "site"
+    (site / "pg_extra_components_test").mkdir(parents=True)
+    (site / "pg_extra_components_test" / "__init__.py").write_text("")
+    (site / "pg_extra_components_test" / "linear_forward.py").write_text(
         LINEAR_FORWARD.format(doc="An installed package's linear model.", key="extra_width"))
-    (package / "pyproject.toml").write_text(
-        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n\n'
-        '[project]\nname = "pg-extra-components-test"\nversion = "0.0.1"\n\n'
-        '[project.entry-points."playground.components"]\n'
-        'extra_linear = "pg_extra_components_test.linear_forward"\n\n'
-        '[tool.setuptools]\npackages = ["pg_extra_components_test"]\n')
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run(pip + ["install", "--no-deps", "--no-build-isolation", "-e", str(package)], check=True,
-                   capture_output=True, timeout=300)
-    try:
-        # the listing and the run are independent commands: the listing runs while the run trains
-        listing = subprocess.Popen([sys.executable, "-m", "playground.cli", "components"], cwd=tmp_path, text=True,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        opts = tiny_opts(model={"forward_pass_py": "extra_linear"}, epoch_iter={"num_epochs": 1})
-        (tmp_path / "exp.json").write_text(json.dumps({"opts": opts}))
-        done = run_cli("--parameters-file", "exp.json", "--run-dir", "run", cwd=tmp_path)
-        listed, listed_err = listing.communicate(timeout=300)
-        assert listing.returncode == 0, listed_err
-        assert any(line.startswith("extra_linear ") and "An installed package's linear model." in line
-                   for line in listed.splitlines()), listed
-        assert done.returncode == 0, done.stderr
-        assert json.loads((tmp_path / "run" / "opts.json").read_text())["opts"]["model_param"]["extra_width"] == 3
-        assert "extra_linear" not in (REPO / "module_map.py").read_text()
-    finally:
-        subprocess.run(pip + ["uninstall", "-y", "pg-extra-components-test"], capture_output=True, timeout=300)
+    info = site / "pg_extra_components_test-0.0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pg-extra-components-test\nVersion: 0.0.1\n")
+    (info / "entry_points.txt").write_text("[playground.components]\n"
+                                           "extra_linear = pg_extra_components_test.linear_forward\n")
+    env = {"PYTHONPATH": str(site)}
+    # the listing and the run are independent commands: the listing runs while the run trains
+    listing = subprocess.Popen([sys.executable, "-m", "playground.cli", "components"], cwd=tmp_path, text=True,
+                               env=dict(os.environ, **env), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    opts = tiny_opts(model={"forward_pass_py": "extra_linear"}, epoch_iter={"num_epochs": 1})
+    (tmp_path / "exp.json").write_text(json.dumps({"opts": opts}))
+    done = run_cli("--parameters-file", "exp.json", "--run-dir", "run", cwd=tmp_path, env=env)
+    listed, listed_err = listing.communicate(timeout=HANG)
+    assert listing.returncode == 0, listed_err
+    assert any(line.startswith("extra_linear ") and "An installed package's linear model." in line
+               for line in listed.splitlines()), listed
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "run" / "opts.json").read_text())["opts"]["model_param"]["extra_width"] == 3
+    assert "extra_linear" not in (REPO / "module_map.py").read_text()
 
 
 @pytest.mark.slow   # a 2-rank run, an eval and a predict, as real processes

@@ -3,9 +3,16 @@ from __future__ import annotations
 
 import json
 
+from jsonschema import Draft202012Validator
+
 from playground.options.schema import json_schema, markdown
 from tests.conftest import REPO
-from tests.json_schema_check import check
+
+
+def check(value, schema: dict) -> list[str]:
+    """Every way `value` breaks `schema` (draft 2020-12, by the jsonschema package), as 'path: message' lines."""
+    Draft202012Validator.check_schema(schema)
+    return [f"{error.json_path}: {error.message}" for error in Draft202012Validator(schema).iter_errors(value)]
 
 
 def experiment_files():
@@ -27,8 +34,8 @@ def test_the_schema_rejects_wrong_types_and_missing_mandatory_keys():
     opts["opts"]["epoch_iter"]["batch_per_device"] = "32a"
     del opts["opts"]["distributed"]["num_shards"]
     problems = check(opts, schema)
-    assert "$.opts.epoch_iter.batch_per_device: expected an integer" in problems
-    assert "$.opts.distributed: missing num_shards" in problems
+    assert "$.opts.epoch_iter.batch_per_device: '32a' is not of type 'integer'" in problems
+    assert "$.opts.distributed: 'num_shards' is a required property" in problems
 
 
 def test_component_declared_keys_appear_in_the_schema():
@@ -55,4 +62,5 @@ def test_the_schema_wants_a_trial_class_or_the_components_it_replaces():
     opts = json.loads((REPO / "experiments" / "digits_trial.json").read_text())
     assert not check(opts, schema)
     del opts["opts"]["model"]["trial_py"]
-    assert "$.opts: matches none of the allowed forms" in check(opts, schema)
+    assert any(p.startswith("$.opts: ") and "is not valid under any of the given schemas" in p
+               for p in check(opts, schema))

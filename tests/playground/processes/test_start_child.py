@@ -12,6 +12,7 @@ import pytest
 
 from playground.processes.supervisor import start_child
 from tests.playground.processes.children import gone
+from tests.conftest import HANG
 
 
 def test_the_child_is_the_command_itself_and_gets_sigterm_when_its_parent_is_killed(tmp_path):
@@ -64,11 +65,11 @@ def test_children_of_a_process_whose_grpc_threads_are_busy_all_start(tmp_path):
         port = server.add_insecure_port("127.0.0.1:0")
         server.start()
         channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-        grpc.channel_ready_future(channel).result(timeout=30)
+        grpc.channel_ready_future(channel).result(timeout=HANG)
         codes = [start_child(["true"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).wait()
                  for _ in range(40)]
         print(codes)
     """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=HANG)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == str([0] * 40), done.stdout

@@ -21,7 +21,7 @@ from playground.api import run
 from playground.candle.runner import CandleCommand, run_candle
 from playground.cli import main
 from playground.restarts.fence import ATTEMPT_ENV, create_claim
-from tests.conftest import tiny_opts
+from tests.conftest import HANG, tiny_opts
 from tests.playground.checkpoints.interrupted_runs import RunFolder, checkpoint_opts
 
 SLOW = {"PLAYGROUND_TEST_ITER_SLEEP": "0.05"}
@@ -39,7 +39,7 @@ def folder_state(folder: Path) -> dict[str, tuple[str, int]]:
     return state
 
 
-def wait_for(condition, process: subprocess.Popen, output, timeout: float = 120) -> None:
+def wait_for(condition, process: subprocess.Popen, output, timeout: float = HANG) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert process.poll() is None, f"the run ended before the test could fence it:\n{output()}"
@@ -80,7 +80,7 @@ def test_a_run_superseded_while_it_trains_writes_nothing_more_and_exits_75(tmp_p
     wait_for(lambda: (checkpoints / "last").exists() and in_flight(checkpoints), process, run.output)
     straddling = in_flight(checkpoints)
     before = supersede(run.dir, 1)
-    code = process.wait(timeout=60)
+    code = process.wait(timeout=HANG)
     assert_fenced(code, run.output(), run.dir, before)
     assert not [path for path in straddling if path.exists()], "a checkpoint written across the claim landed"
     assert not (run.dir / "results.json").exists() and run.progress() < 1
@@ -144,7 +144,7 @@ def test_a_candle_script_run_superseded_while_it_trains_writes_nothing_more_and_
     seen: dict = {}
 
     def other_agent() -> None:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + HANG
         while not (folder / "checkpoints" / "last").exists() and time.monotonic() < deadline:
             time.sleep(0.01)
         seen["before"] = supersede(folder, 3)
@@ -167,6 +167,6 @@ def test_a_superseded_gloo_run_stops_every_rank_and_exits_75(tmp_path):
     wait_for(lambda: (run.dir / "checkpoints" / "last").exists(), process, run.output)
     pids = run.rank_pids()
     before = supersede(run.dir, 1)
-    code = process.wait(timeout=60)   # rank 1 must not hang in its next collective
+    code = process.wait(timeout=HANG)   # rank 1 must not hang in its next collective
     assert_fenced(code, run.output(), run.dir, before)
     assert len(pids) == 2

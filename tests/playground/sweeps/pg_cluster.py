@@ -11,6 +11,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from tests.conftest import HANG
 
 SERVER_SETTINGS = ("-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=60 "
                    "-c shared_buffers=16MB")
@@ -56,7 +57,7 @@ class Cluster:
         command = [os.path.join(self.bin, args[0]), *args[1:]]
         if os.geteuid() == 0:
             command = ["runuser", "-u", "postgres", "--", *command]
-        return subprocess.run(command, capture_output=True, text=True, check=check, timeout=120)
+        return subprocess.run(command, capture_output=True, text=True, check=check, timeout=HANG)
 
     def start(self) -> str:
         if os.geteuid() == 0:

@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from tests.conftest import HANG
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -22,4 +23,4 @@ def stop_proxy(proxy: subprocess.Popen) -> None:
     if proxy.poll() is None:
         proxy.send_signal(signal.SIGCONT)
         proxy.send_signal(signal.SIGTERM)
-        assert proxy.wait(timeout=30) == 0
+        assert proxy.wait(timeout=HANG) == 0

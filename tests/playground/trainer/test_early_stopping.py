@@ -12,7 +12,7 @@ import time
 import pytest
 
 from playground.api import run
-from tests.conftest import REPO, load_experiment, run_cli
+from tests.conftest import HANG, REPO, load_experiment, run_cli
 from tests.playground.checkpoints.interrupted_runs import (OVERRIDE_NAME, UNHINDERED, RunFolder, assert_same_records,
                                                            assert_same_training_state, kill_group)
 
@@ -89,12 +89,12 @@ def test_a_run_killed_before_it_stops_resumes_and_stops_at_the_same_epoch_with_t
     killed = RunFolder(tmp_path, "killed", opts)
     process = killed.start(env={"PLAYGROUND_TEST_ITER_SLEEP": "0.05"})
     before_last = killed.dir / "checkpoints" / f"model_checkpoint_epoch{stop - 1}.pt"
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + HANG
     while not before_last.exists():     # the epoch before the stop is saved: its hook state counts one pass
         assert process.poll() is None and time.monotonic() < deadline, killed.output()
         time.sleep(0.01)
     kill_group(process, signal.SIGKILL)
-    assert process.wait(timeout=60) == -signal.SIGKILL
+    assert process.wait(timeout=HANG) == -signal.SIGKILL
     assert not (killed.dir / "results.json").exists()
 
     code, output = killed.run(env=UNHINDERED)

@@ -10,7 +10,7 @@ import sys
 import termios
 
 from playground.api import run
-from tests.conftest import REPO, tiny_opts
+from tests.conftest import HANG, REPO, tiny_opts
 
 
 def test_a_run_with_no_metrics_declared_still_logs_the_training_loss(tmp_path):
@@ -53,7 +53,7 @@ def on_a_terminal(columns: int) -> str:
         if not chunk:
             break
         out += chunk
-    proc.wait(timeout=60)
+    proc.wait(timeout=HANG)
     os.close(leader)
     return out.decode(errors="replace")
 

@@ -11,6 +11,7 @@ import torch
 
 from playground.data.batch_stream import TrainSampler
 from playground.checkpoints.preemption import EXIT_PREEMPTED
+from tests.conftest import HANG
 from tests.playground.checkpoints.interrupted_runs import (UNHINDERED, RunFolder, assert_same_records,
                                                            assert_same_training_state, checkpoint_opts, kill_group)
 
@@ -66,13 +67,13 @@ def test_a_resume_with_loader_workers_neither_repeats_nor_skips_nor_decodes_twic
     process = run.start(env={"PLAYGROUND_TEST_DECODE_LOG": str(logs[0])})
     assert run.wait_for_training(process, 1), run.output()
     # Past the first record point (4 iterations), with batches prefetched beyond it; however slow the machine.
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + HANG
     while not (run.dir / "metrics.jsonl").is_file() or not (run.dir / "metrics.jsonl").read_text().strip():
         assert time.monotonic() < deadline and process.poll() is None, run.output()
         time.sleep(0.05)
     # Every process of the job gets the signal, the loader workers too: they must not die of it.
     kill_group(process, signal.SIGTERM)
-    assert process.wait(timeout=120) == EXIT_PREEMPTED, run.output()
+    assert process.wait(timeout=HANG) == EXIT_PREEMPTED, run.output()
     stopped_at = run.checkpoint()["global_iter"]
     code, output = run.run(env={"PLAYGROUND_TEST_DECODE_LOG": str(logs[1]), **UNHINDERED})
     assert code == 0, output

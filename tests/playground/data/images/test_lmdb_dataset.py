@@ -19,7 +19,7 @@ from playground.data.records.lmdb_writer import LmdbWriter
 from playground.data.records.record_format import ImageRecord, pack_record, record_key
 from playground.distribution.run_context import RunContext
 from playground.distribution.topology import Topology
-from tests.conftest import REPO
+from tests.conftest import HANG, REPO
 from tests.image_lmdbs import caffe_datums, class_color_image, corrupt_record, make_image_lmdb, write_caffe_lmdb
 
 COUNT = 12
@@ -135,7 +135,7 @@ print("batches arrived")
 
 def test_forked_workers_do_not_hang_when_the_parent_used_opencv_threads(numbered_db):
     process = subprocess.run([sys.executable, "-c", FORK_AFTER_OPENCV_THREADS, numbered_db], cwd=REPO,
-                             capture_output=True, text=True, timeout=60)
+                             capture_output=True, text=True, timeout=HANG)
     assert process.returncode == 0 and "batches arrived" in process.stdout, process.stderr
 
 

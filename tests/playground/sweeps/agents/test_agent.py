@@ -21,8 +21,7 @@ from playground.cli import main
 from playground.restarts.attempts import read_attempts
 from playground.restarts.fence import claims, read_claim
 from playground.sweeps.operations.reports import open_sweep
-
-HANG = 240    # seconds: only bounds a hang, never a speed expectation
+from tests.conftest import HANG
 
 
 def _start(args: list[str], host: str, log: Path) -> subprocess.Popen:

@@ -9,6 +9,7 @@ import threading
 import time
 
 from playground.cli import main
+from tests.conftest import HANG
 
 EPOCHS = 5
 GRID = {"model_param.base_learning_rate": {"type": "log", "minval": -2, "maxval": -1, "count": 3},
@@ -23,7 +24,7 @@ def _epochs_recorded(trial_dir) -> int:
     return sum(1 for line in path.read_text().splitlines() if '"kind": "epoch"' in line)
 
 
-def _wait_for(condition, what: str, seconds: float = 120.0) -> None:
+def _wait_for(condition, what: str, seconds: float = HANG) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"

@@ -14,6 +14,7 @@ import pytest
 from playground.cli import main
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.operations.reports import open_sweep
+from tests.conftest import HANG
 
 GRID_SPACE = {"model_param.base_learning_rate": {"type": "log", "minval": -3, "maxval": 0, "count": 3},
               "model_param.weight_decay": {"type": "double", "minval": 0.0, "maxval": 0.003, "count": 4},
@@ -182,7 +183,7 @@ def test_an_agent_finishing_a_trial_of_a_raised_budget_counts_against_that_budge
     raised = write_spec({"name": "random", "max_trials": 3}, space, name="raised.json")
 
     def pause_once_the_third_trains() -> None:   # the third trial is left paused (RUNNING) for the agent to adopt
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + HANG
         while not (sweep / "trials" / "t0002" / "metrics.jsonl").is_file() and time.monotonic() < deadline:
             time.sleep(0.05)
         main(["sweep", "pause", str(sweep)])
@@ -225,7 +226,7 @@ def test_an_agent_at_work_takes_up_a_budget_changed_meanwhile(write_spec, base_f
     sweep = tmp_path / "sweep"
 
     def change_the_budget_while_the_first_trial_runs() -> None:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + HANG
         while not (sweep / "trials" / "t0000" / "claim-1").is_file() and time.monotonic() < deadline:
             time.sleep(0.05)
         folder = SweepFolder(str(sweep))
@@ -241,3 +242,19 @@ def test_an_agent_at_work_takes_up_a_budget_changed_meanwhile(write_spec, base_f
     changer.join()
     assert [t.state.name for t in _trials(sweep)] == ["COMPLETE"] * changed
     assert _progress(capsys.readouterr().err)[-1] == (changed, changed)
+
+
+def test_cmaes_runs_its_budget_of_distinct_points_and_reports_the_best(write_spec, tmp_path):
+    spec = write_spec({"name": "cmaes", "max_trials": 12, "seed": 4}, SAMPLED_SPACE)
+    sweep = tmp_path / "sweep"   # one worker: each trial is asked after the last is told, so the points are fixed
+    assert main(["sweep", "run", str(spec), "--workers", "1", "--sweep-dir", str(sweep), "--quiet"]) == 0
+    trials = _trials(sweep)
+    points = {json.dumps(t.params, sort_keys=True) for t in trials}
+    assert len(trials) == 12 and len(points) == 12
+    assert {t.state.name for t in trials} == {"COMPLETE"}
+    best = min(trials, key=lambda t: t.value)
+    chosen = json.loads((sweep / "best.json").read_text())["opts"]["model_param"]
+    assert (chosen["base_learning_rate"], chosen["weight_decay"]) == (
+        best.params["model_param.base_learning_rate"], best.params["model_param.weight_decay"])
+    # the contract trial's loss floor is (log10(lr) + 1)^2 + 100 * decay: the search improves on its first guess
+    assert best.value < trials[0].value

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import HANG, REPO
 from tests.playground.sweeps.pg_cluster import free_port
 from tests.playground.sweeps.proxy import start_proxy, stop_proxy
 
@@ -47,17 +47,17 @@ def test_sweep_through_the_proxy_stops_when_it_stays_away_and_finishes_when_it_i
                "--workers", "1"]
     sweep = subprocess.Popen(command + ["--storage", url], cwd=REPO, env=env, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.time() + 120
+        deadline = time.time() + HANG
         while not (folder / "trials" / "t0000" / "metrics.jsonl").exists():
             assert sweep.poll() is None and time.time() < deadline
             time.sleep(0.05)
         stop_proxy(proxy)
-        _, err = sweep.communicate(timeout=120)
+        _, err = sweep.communicate(timeout=HANG)
         assert sweep.returncode == 75, err
         assert f"[storage] {url} unreachable" in err and "sweep stopped: storage" in err
         assert "Traceback" not in err
         proxy = start_proxy(folder, port)
-        again = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=240)
+        again = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=HANG)
         assert again.returncode == 0, again.stderr   # no --storage: sweep.json recorded the proxy
     finally:
         if sweep.poll() is None:

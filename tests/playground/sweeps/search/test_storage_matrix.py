@@ -17,7 +17,7 @@ import pytest
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.spec import load_spec
 from playground.sweeps.search.study import initialize, load_study, trial_id_of
-from tests.conftest import REPO
+from tests.conftest import HANG, REPO
 from tests.playground.sweeps.pg_cluster import free_port
 from tests.playground.sweeps.proxy import start_proxy, stop_proxy
 from tests.playground.sweeps.storage_worker import value_of
@@ -46,7 +46,7 @@ def _start_workers(folder: SweepFolder, storage: str) -> list[subprocess.Popen]:
 def _finish(workers: list[subprocess.Popen]) -> tuple[list[int], str]:
     numbers, errors = [], ""
     for worker in workers:
-        out, err = worker.communicate(timeout=240)
+        out, err = worker.communicate(timeout=HANG)
         errors += err
         assert worker.returncode == 0, err[-3000:]
         numbers += [int(line.split()[0]) for line in out.splitlines()]
@@ -75,7 +75,7 @@ def _check(folder: SweepFolder, storage: str | None, claimed: list[int]) -> None
 
 def _wait_for_trials(count_trials, at_least: int, workers: list[subprocess.Popen]) -> None:
     """Until the study holds `at_least` trials; the outage that follows must find workers at work."""
-    deadline = time.time() + 120
+    deadline = time.time() + HANG
     while count_trials() < at_least:
         failed = [w for w in workers if w.poll() not in (None, 0)]
         if failed:

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Everything that needs a CUDA GPU, in one command of at most 8 minutes: the first thing to run when a GPU is lent.
+#
+#     benchmarks/gpu_check.sh [OUT]        (OUT: the file for the numbers; default runs/gpu_check.txt)
+#
+# Steps, each under its own time limit (seconds), the sum 480:
+#   gpu-tests      90   the tests marked gpu (pytest -m gpu)
+#   parity-bf16    60   benchmarks/parity.py --case features on the GPU: bf16 autocast, accumulation, clipping, EMA
+#   parity-fp16    60   the same with fp16 and a gradient scaler in both loops
+#   parity-fp32    60   the plain case on the GPU (with PyTorch Lightning beside it when the bench extra is there)
+#   gpu-train     150   benchmarks/gpu_train.py: ResNet-50 on JPEGs from an LMDB, playground against a plain loop
+#   data-pipeline  60   benchmarks/data_pipeline.py, whose GPU section (e, f) runs only here
+# Every step's output goes to OUT, then a summary of exit codes and seconds. A step that fails or runs out of
+# time does not stop the others; the exit code is 1 when any did. Without a CUDA device it says so and exits 1
+# at once. PYTHON (default .venv/bin/python) is the interpreter.
+set -u
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-.venv/bin/python}
+OUT=${1:-runs/gpu_check.txt}
+
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+    echo "gpu_check: no CUDA device here (nvidia-smi finds none); nothing was run" >&2
+    exit 1
+fi
+if ! "$PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)'; then
+    echo "gpu_check: nvidia-smi sees a GPU but torch does not (torch.cuda.is_available() is False); nothing was run" >&2
+    exit 1
+fi
+
+mkdir -p "$(dirname "$OUT")"
+DATA=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check-data.XXXXXX")     # the JPEGs and LMDB, made once for both benchmarks
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check-work.XXXXXX")
+trap 'rm -rf "$DATA" "$WORK"' EXIT
+{
+    echo "gpu_check $(date -u '+%Y-%m-%d %H:%M:%S UTC') on $(hostname); $(nproc) CPU cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+    "$PY" -c 'import torch; print(f"torch {torch.__version__}, CUDA {torch.version.cuda}, {torch.cuda.get_device_name()}")'
+} | tee "$OUT"
+
+SUMMARY=()
+FAILED=0
+step() {    # step NAME SECONDS COMMAND...: run it under its limit, its output to the terminal and OUT
+    local name=$1 limit=$2 started code
+    shift 2
+    printf '\n== %s (limit %s s): %s\n' "$name" "$limit" "$*" | tee -a "$OUT"
+    started=$(date +%s)
+    timeout --kill-after=10 "$limit" "$@" 2>&1 | tee -a "$OUT"
+    code=${PIPESTATUS[0]}
+    [ "$code" -eq 124 ] && echo "-- $name ran out of its $limit s" | tee -a "$OUT"
+    [ "$code" -ne 0 ] && FAILED=1
+    SUMMARY+=("$(printf '%-14s exit %3s  %4s s' "$name" "$code" "$(( $(date +%s) - started ))")")
+}
+
+PARITY=(benchmarks/parity.py --device cuda --trials 1 --epochs 3 --samples 2048 --batch 64 --workdir "$WORK")
+PEERS=()
+"$PY" -c 'import pytorch_lightning' >/dev/null 2>&1 && PEERS=(--peers)
+
+step gpu-tests 90 "$PY" -m pytest -q -m gpu -p no:cacheprovider tests
+step parity-bf16 60 "$PY" "${PARITY[@]}" --case features --precision bf16
+step parity-fp16 60 "$PY" "${PARITY[@]}" --case features --precision fp16
+step parity-fp32 60 "$PY" "${PARITY[@]}" "${PEERS[@]}"
+step gpu-train 150 "$PY" benchmarks/gpu_train.py --images 2000 --batch 128 --steps 30 --warmup 5 --data "$DATA"
+step data-pipeline 60 "$PY" benchmarks/data_pipeline.py --images 2000 --repeat 1 --data "$DATA"
+
+{
+    printf '\n== summary (load average now %s)\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
+    printf '%s\n' "${SUMMARY[@]}"
+    echo "numbers in $OUT"
+} | tee -a "$OUT"
+exit "$FAILED"
