@@ -10,6 +10,10 @@ import importlib
 import sys
 from typing import NoReturn
 
+# Imported here, not in exit_command: an import there makes objects, which may run the collector over garbage
+# before freeze_for_exit has flushed its files (and spoils its young-objects-only collection).
+from playground.processes.supervisor import ignore_stop_signals
+
 # name -> (module under playground.commands, one-line help)
 COMMANDS = {
     "run": ("run", "train one experiment from an opts blob (same as python AnyExpOnTerm.py)"),
@@ -88,7 +92,6 @@ def exit_command(code: int) -> NoReturn:
     """End the process of a command that returned `code`, sparing it a second of collection at shutdown
     (playground/launch/process_exit.py). Only for entry points: tests and the API call main() in-process."""
     from playground.launch.process_exit import freeze_for_exit
-    from playground.processes.supervisor import ignore_stop_signals
     ignore_stop_signals()   # the command is over: a late SIGTERM (a scheduler's) must not turn its code into 143
     freeze_for_exit()
     sys.exit(code)
