@@ -19,10 +19,12 @@ demo: $(STAMP)
 	$(BIN)/python -m playground.commands.demo
 
 # one pytest-xdist worker per core (TEST_WORKERS=0: in this process); tests sharing one of our session or module
-# fixtures stay on one worker (tests/conftest.py groups them), the others are spread one by one
+# fixtures stay on one worker (tests/conftest.py groups them), the others are spread one by one; then the tests
+# marked serial (a real Slurm, network namespaces) alone, where no other test's load shifts their timing
 TEST_WORKERS ?= auto
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not serial"
+	$(BIN)/python -m pytest -p no:xdist -m serial
 
 clean:
 	rm -rf $(VENV) runs demo-data .pytest_cache *.egg-info

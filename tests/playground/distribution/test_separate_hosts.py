@@ -11,7 +11,7 @@ from tests.conftest import REPO
 from tests.playground.checkpoints.interrupted_runs import (UNHINDERED, RunFolder, assert_same_records,
                                                            assert_same_training_state, checkpoint_opts)
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.serial]   # alone, after the parallel tests (Makefile)
 
 
 def on(hosts, host: str, argv: list[str], env: dict) -> subprocess.Popen:

@@ -19,7 +19,9 @@ from tests.conftest import REPO
 from tests.playground.checkpoints.interrupted_runs import (UNHINDERED, RunFolder, assert_same_records,
                                                            assert_same_training_state, checkpoint_opts)
 
-pytestmark = pytest.mark.slow
+# serial: run after the parallel tests, alone (make test): Slurm's signal and requeue timing, and its agents'
+# leases, are the things tested, and a second worker's load shifted them enough to fail a run that was right
+pytestmark = [pytest.mark.slow, pytest.mark.serial]
 ENDED = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY", "BOOT_FAIL",
          "DEADLINE"}   # Slurm's final job states (others: PENDING, RUNNING, SIGNALING, COMPLETING, REQUEUED, ...)
 
