@@ -13,12 +13,13 @@ The framework, one subpackage per part of the architecture:
                    floors inputs < files < search < results < agents < operations (sweeps/__init__.py)
     restarts/      whether an ended attempt of a run is run again (max_restarts, log policies), attempts.jsonl
     candle/        CANDLE benchmark scripts: parameter layering and the checkpoint helper
-    restarts/      whether a failed attempt is run again (sweeps and --max-restarts), and the attempt records
     commands/      the `playground` command line (nothing else imports it)
     compat/        other tools' APIs on playground (candle/: candle_lib's, for CANDLE scripts); the core never
                    imports them
     processes/     exit codes, the user-error base class, the one supervisor of child processes
     api.py         the public surface components and scripts import
+
+docs/architecture.md draws the packages and the floors they stand on.
 
 Importing this package is cheap; heavy modules (torch, cv2, matplotlib) are imported where they are used.
 """
