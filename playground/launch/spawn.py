@@ -11,7 +11,6 @@ stopping and reading the ranks is playground/processes/supervisor.py's; what the
 """
 from __future__ import annotations
 
-import contextlib
 import faulthandler
 import gc
 import os
@@ -35,10 +34,10 @@ def launch(prepared, job: Job) -> int:
     topology = prepared.plan.topology
     if topology.spawns:
         return _spawn(prepared, job)
-    code = _guarded(topology.given_local_rank or 0, prepared.resolved, prepared.run_dir, topology, job)
-    # The run's results are written: a SIGTERM now (srun's, a scheduler's) is too late to mean anything. The
-    # command's own exit ignores it from there on (cli.exit_command); an in-process caller gets its handlers back.
-    with supervisor.stop_signals_ignored() if code == EXIT_DONE else contextlib.nullcontext():
+    # A finished run ignores a late stop signal (_guarded); an in-process caller gets its handlers back here, and
+    # a command's own exit ignores the signal from there on (cli.exit_command).
+    with supervisor.stop_signals_restored():
+        code = _guarded(topology.given_local_rank or 0, prepared.resolved, prepared.run_dir, topology, job)
         _free_rank_objects()
     return code
 
@@ -50,6 +49,9 @@ def _guarded(local_rank: int, resolved: ResolvedOpts, run_dir: str, topology: To
     rank = topology.global_rank(local_rank)
     try:
         result = run_rank(local_rank, resolved, run_dir, topology, job)
+        # The run's results are written: a SIGTERM now (srun's to a finished step, a scheduler's at the time
+        # limit) is too late to mean anything, and must not turn a finished run into exit 143.
+        supervisor.ignore_stop_signals()
     except Preempted as stop:
         if rank == 0:
             print(f"playground: stopped by {stop}; a checkpoint was written. Re-run the same command "

@@ -77,10 +77,10 @@ def run_tool(command: list[str], timeout: float, env: dict[str, str] | None = No
 
 
 @contextlib.contextmanager
-def stop_signals_ignored() -> Iterator[None]:
-    """While inside, SIGTERM and SIGINT to this process are ignored; the previous handlers are back afterwards (an
+def stop_signals_restored() -> Iterator[None]:
+    """The SIGTERM and SIGINT handlers as they were on entry are back on exit, whatever was installed inside (an
     in-process caller, such as the API or a test, keeps its own)."""
-    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in STOP_SIGNALS}
+    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
     try:
         yield
     finally:
