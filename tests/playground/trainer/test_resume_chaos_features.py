@@ -72,9 +72,10 @@ def test_ema_evaluation_on_two_ranks_with_batch_norm_resumes_with_the_same_recor
     code, output = whole.run(env=UNHINDERED)
     assert code == 0, output
     resumed = RunFolder(tmp_path, "resumed", opts())
-    # rank 0 dies right after its third checkpoint (iteration 9 of 48, two record points written)
+    # rank 0 dies right after its third checkpoint is published (iteration 9 of 48; the file is written in the
+    # background, so on a loaded machine the run may be a record point further on when it dies)
     code, output = resumed.run(env=dict(UNHINDERED, PLAYGROUND_TEST_KILL_AFTER="playground.checkpoints.published.set_pointer:3"))
-    assert code != 0 and len(resumed.records()) == 2, output
+    assert code != 0 and 2 <= len(resumed.records()) < len(whole.records()), output
     code, output = resumed.run(env=UNHINDERED)
     assert code == 0, output
     a, b = resumed.checkpoint(), whole.checkpoint()
