@@ -92,12 +92,10 @@ def stop_signals_restored() -> Iterator[None]:
 def stop_signals_call(on_stop: Callable[[int], None]) -> Iterator[None]:
     """While inside, SIGTERM and SIGINT to this process call on_stop(signum) instead of ending it; the previous
     handlers are back afterwards. Main thread only (Python runs signal handlers there)."""
-    previous = {sig: signal.signal(sig, lambda signum, _frame: on_stop(signum)) for sig in STOP_SIGNALS}
-    try:
+    with stop_signals_restored():
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, lambda signum, _frame: on_stop(signum))
         yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def ignore_stop_signals(*_: Any) -> None:
