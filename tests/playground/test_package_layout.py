@@ -114,7 +114,7 @@ MAX_MODULES = 15   # modules directly in one package; past that it is sub-packag
 # here need not exist yet (processes/: the exit codes and the one supervisor, below everything; compat/: the
 # foreign APIs mapped onto ours, which the core never imports).
 TOP_LAYERS = ["processes", "options", "restarts", "outputs", "distribution", "data", "checkpoints", "trainer",
-              "launch", "candle", "sweeps", "compat", "commands"]
+              "launch", "candle", "determined", "sweeps", "compat", "commands"]
 # The sweep layer's floors, lowest first (playground/sweeps/<name>/ or <name>.py).
 SWEEP_LAYERS = ["errors", "inputs", "files", "search", "results", "agents", "operations"]
 
