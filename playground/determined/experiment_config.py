@@ -201,7 +201,8 @@ def _check_metadata(config: dict, problems: list[str]) -> None:
     if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
         problems.append(f"labels: expected a list of strings, got {labels!r}")
     if "perform_initial_validation" in config and not isinstance(config["perform_initial_validation"], bool):
-        problems.append(f"perform_initial_validation: expected true or false, got {config['perform_initial_validation']!r}")
+        value = config["perform_initial_validation"]
+        problems.append(f"perform_initial_validation: expected true or false, got {value!r}")
 
 
 def _checkpoint_dir(raw: Any, root: str, problems: list[str]) -> str | None:

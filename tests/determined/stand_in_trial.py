@@ -1,8 +1,8 @@
 """A stand-in for `playground run EXPERIMENT.yaml` in sweep tests while det-core's runner is not in this branch:
 takes the same arguments (EXPERIMENT, --max-restarts, --set NAME=VALUE, --run-dir), checks them with the real
 experiment loader and trial_setup, then "trains" in ~10 ms a batch (the hyperparameter stand_in_seconds, when
-given): one validation record per batch in metrics.jsonl (iteration = batches, samples, epochs), a closed-form loss of the hyperparameters, checkpoint and
-exit 75 on SIGTERM, results.json at the end. The searcher's length (max_length, or time_metric + max_time) sets
+given): one validation record per batch in metrics.jsonl (iteration = batches, samples, epochs), a closed-form
+loss of the hyperparameters, exit 75 on SIGTERM, results.json at the end. The searcher's length (max_length, or time_metric + max_time) sets
 how many batches it trains, as Determined's harness does.
 """
 from __future__ import annotations
