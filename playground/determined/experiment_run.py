@@ -50,7 +50,7 @@ def run_experiment(path: str, args: argparse.Namespace) -> int:
     max_restarts = 0 if args.test else (experiment.max_restarts if args.max_restarts is None else args.max_restarts)
     run_dir = _run_dir(args, experiment)
     command = experiment.command()
-    info = cluster_info(experiment, hparams, run_dir, test_mode=bool(args.test))
+    info = cluster_info(experiment, hparams, run_dir, test_mode=bool(args.test), trial_id=sweep_trial_id(run_dir))
     for note in experiment.notes:
         print(f"playground: note: {note}", file=sys.stderr)
     if args.dry_run:
@@ -81,6 +81,14 @@ def describe(experiment: Experiment, command: list[str], run_dir: str, max_resta
         "cluster info (det_cluster.json):",
         json.dumps(info, indent=2, sort_keys=True),
     ])
+
+
+def sweep_trial_id(run_dir: str) -> int:
+    """Determined's trial id: the sweep's trial number + 1 for a sweep's trial (<sweep>/trials/tNNNN), else 1."""
+    name, parent = os.path.basename(run_dir), os.path.basename(os.path.dirname(run_dir))
+    if parent == "trials" and name[:1] == "t" and name[1:].isdigit():
+        return int(name[1:]) + 1
+    return 1
 
 
 def _batch_line(info: dict) -> list[str]:

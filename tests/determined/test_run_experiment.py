@@ -65,6 +65,12 @@ def test_dry_run_prints_the_command_the_cluster_info_and_the_notes(experiment, t
     assert not (tmp_path / "run").exists()
 
 
+def test_a_sweeps_trial_folder_gives_determineds_trial_id(experiment, tmp_path, capsys):
+    path = experiment(CONST)
+    out = dry_run(capsys, path, "--run-dir", str(tmp_path / "sweep" / "trials" / "t0004"))[1]
+    assert cluster_info_of(out)["trial_id"] == 5
+
+
 def test_max_restarts_and_test_flags_override_the_yaml(experiment, capsys):
     path = experiment(CONST)
     assert "max restarts: 0" in dry_run(capsys, path, "--max-restarts", "0")[1]
