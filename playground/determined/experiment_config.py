@@ -51,6 +51,13 @@ SUB_HONOURED = {"environment": {"environment_variables"}, "resources": {"slots_p
                 "reproducibility": {"experiment_seed"}}
 
 
+DEFAULTS = {"max_restarts": DEFAULT_MAX_RESTARTS, "records_per_epoch": 0, "scheduling_unit": 100,
+            "min_validation_period": {"batches": 0}, "min_checkpoint_period": {"batches": 0},
+            "perform_initial_validation": False, "labels": [], "data": {}, "description": "", "debug": False}
+SECTION_DEFAULTS = {"resources": {"slots_per_trial": 1},
+                    "optimizations": {"aggregation_frequency": 1, "mixed_precision": "O0"}}
+
+
 class ExperimentConfigError(OptsError):
     """One line per problem, each naming the file, the line and the key path."""
 
@@ -154,8 +161,17 @@ def parse_experiment(data: Any, path: str, text: str = "") -> Experiment:
         lines = _key_lines(text)
         raise ExperimentConfigError([_located(path, p, lines) for p in problems])
     notes = [f"{path}: ignored on a local run: " + ", ".join(ignored)] if ignored else []
-    return Experiment(path, {**config, "searcher": searcher}, searcher, hparams if isinstance(hparams, dict) else {},
+    return Experiment(path, with_defaults(config, searcher), searcher, hparams if isinstance(hparams, dict) else {},
                       max_restarts, max(slots, 1), records or None, checkpoint_dir, env, notes)
+
+
+def with_defaults(config: dict, searcher: dict) -> dict:
+    """The configuration as Determined's get_experiment_config() returns it: its defaults filled in for every
+    key a trial may read (the searcher's too)."""
+    out = {**DEFAULTS, **config, "searcher": searcher}
+    for section, defaults in SECTION_DEFAULTS.items():
+        out[section] = {**defaults, **(config.get(section) or {})}
+    return out
 
 
 def _whole(config: dict, key: str, default: int, least: int, problems: list[str], prefix: str = "") -> int:
