@@ -27,6 +27,7 @@ def main() -> int:
     parser.add_argument("--max-restarts", type=int)
     parser.add_argument("--set", action="append", default=[], dest="sets")
     parser.add_argument("--run-dir", required=True)
+    parser.add_argument("--test", action="store_true")     # Determined's --local --test: two batches here
     args = parser.parse_args()
     try:
         experiment = load_experiment(args.experiment)
@@ -43,6 +44,7 @@ def main() -> int:
     per_epoch = experiment.records_per_epoch or batch
     unit, length = next(iter((info["max_length"] or {"batches": 3}).items()))
     batches = {"batches": length, "records": math.ceil(length / batch), "epochs": length * per_epoch // batch}[unit]
+    batches = 2 if args.test else batches
     metric = experiment.searcher["metric"]
     lr = float(hparams.get("lr", 0.1))
     metrics = os.path.join(args.run_dir, "metrics.jsonl")

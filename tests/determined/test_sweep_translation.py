@@ -156,3 +156,12 @@ def test_adaptive_asha_runs_exactly_max_trials_and_stops_trials_at_rungs(tmp_pat
             assert records[-1]["iteration"] == 16
         else:
             assert 4 <= records[-1]["iteration"] < 16      # stopped once past a rung below the top
+
+
+def test_sweep_test_runs_one_trial_of_the_experiment_with_its_own_test_mode(tmp_path, capsys):
+    spec = {**read_spec_file(str(write(tmp_path, ASHA_NEW))), "trial_program": STAND_IN}
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text(json.dumps(spec))
+    assert main(["sweep", "run", str(spec_file), "--test"]) == 0
+    out = capsys.readouterr().out      # the trial got --test: two batches, so the loss ends with 2 / 2
+    assert "sweep --test passed" in out and "full test pass has {\"validation_loss\"" in out and "and iteration" in out
