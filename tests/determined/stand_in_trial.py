@@ -2,7 +2,7 @@
 takes the same arguments (EXPERIMENT, --max-restarts, --set NAME=VALUE, --run-dir), checks them with the real
 experiment loader and trial_setup, then "trains" in ~10 ms a batch (the hyperparameter stand_in_seconds, when
 given): one validation record per batch in metrics.jsonl (iteration = batches, samples, epochs), a closed-form
-loss of the hyperparameters, exit 75 on SIGTERM, results.json at the end. The searcher's length (max_length, or time_metric + max_time) sets
+loss of the hyperparameters, a checkpoint and exit 75 on SIGTERM, a checkpoint and results.json at the end. The searcher's length (max_length, or time_metric + max_time) sets
 how many batches it trains, as Determined's harness does.
 """
 from __future__ import annotations
@@ -56,10 +56,22 @@ def main() -> int:
         with open(metrics, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(record) + "\n")
         if stop and step < batches:
+            _checkpoint(args.run_dir, step)
             return 75
+    _checkpoint(args.run_dir, batches)
     with open(os.path.join(args.run_dir, "results.json"), "w", encoding="utf-8") as handle:
         json.dump({"batches": batches}, handle)
     return 0
+
+
+def _checkpoint(run_dir: str, step: int) -> None:
+    """checkpoint.json and the `last` pointer of playground's checkpoint folder (what `sweep continue` follows)."""
+    with open(os.path.join(run_dir, "checkpoint.json"), "w", encoding="utf-8") as handle:
+        json.dump({"batches_done": step}, handle)
+    pointer = os.path.join(run_dir, "checkpoints", "last")
+    if not os.path.islink(pointer):
+        os.makedirs(os.path.dirname(pointer), exist_ok=True)
+        os.symlink(os.path.join("..", "checkpoint.json"), pointer)
 
 
 def _stop(signum, frame) -> None:

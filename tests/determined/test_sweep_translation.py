@@ -165,3 +165,15 @@ def test_sweep_test_runs_one_trial_of_the_experiment_with_its_own_test_mode(tmp_
     assert main(["sweep", "run", str(spec_file), "--test"]) == 0
     out = capsys.readouterr().out      # the trial got --test: two batches, so the loss ends with 2 / 2
     assert "sweep --test passed" in out and "full test pass has {\"validation_loss\"" in out and "and iteration" in out
+
+
+def test_sweep_continue_takes_an_undotted_hyperparameter(tmp_path, capsys):
+    sweep(tmp_path, write(tmp_path, """\
+        entrypoint: model_def:T
+        searcher: {name: single, metric: validation_loss, max_length: {batches: 2}}
+        hyperparameters: {global_batch_size: 8, lr: 0.1}
+        """))
+    capsys.readouterr()
+    assert main(["sweep", "continue", str(tmp_path / "sweep"), "t0000", "--set", "lr=0.05"]) == 0
+    assert "added trial t0001: continues t0000" in capsys.readouterr().out
+    assert json.loads((tmp_path / "sweep" / "trials" / "t0001" / "warm_start.json").read_text())["sets"]["lr"] == 0.05
