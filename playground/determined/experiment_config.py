@@ -15,7 +15,7 @@ from typing import Any
 
 from playground.determined.entrypoint import entrypoint_command, entrypoint_problem
 from playground.determined.hyperparameters import check_hyperparameters, fixed_values, per_slot_batch_size
-from playground.determined.searcher_config import check_length, check_searcher, searcher_length
+from playground.determined.searcher_config import check_length, check_searcher
 from playground.options.did_you_mean import did_you_mean
 from playground.options.layers import OptsError
 
@@ -90,8 +90,10 @@ class Experiment:
         return entrypoint_command(self.config["entrypoint"])
 
     def max_length(self) -> dict | None:
-        length = searcher_length(self.searcher)
-        return {length[0]: length[1]} if length else None
+        """searcher.max_length (0.2x), the length the Trial API trains for; None for 0.38's time_metric +
+        max_time, where the script's own fit(max_length) decides, as on Determined (the sweep ranks by it)."""
+        length = self.searcher.get("max_length")
+        return dict(length) if isinstance(length, dict) else None
 
 
 def is_experiment(data: Any) -> bool:

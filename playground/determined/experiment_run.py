@@ -75,7 +75,7 @@ def describe(experiment: Experiment, command: list[str], run_dir: str, max_resta
         f"context dir (cwd): {experiment.context_dir}",
         f"run dir: {run_dir}",
         f"slots (ranks): {experiment.slots_per_trial}; max restarts: {max_restarts}",
-        f"length: {json.dumps(info['max_length'])}",
+        _length_line(experiment),
         f"hyperparameters: {json.dumps(info['hparams'], sort_keys=True)}",
         *_batch_line(info),
         "cluster info (det_cluster.json):",
@@ -89,6 +89,16 @@ def sweep_trial_id(run_dir: str) -> int:
     if parent == "trials" and name[:1] == "t" and name[1:].isdigit():
         return int(name[1:]) + 1
     return 1
+
+
+def _length_line(experiment: Experiment) -> str:
+    s = experiment.searcher
+    if s.get("max_length"):
+        return f"length: {json.dumps(s['max_length'])} (searcher.max_length: the Trial API trains for it)"
+    if s.get("max_time"):
+        return (f"length: none from the searcher (time_metric {s['time_metric']}, max_time {s['max_time']}: the "
+                "script's own fit(max_length) decides, and a sweep ranks trials by that metric)")
+    return "length: none from the searcher (the script decides)"
 
 
 def _batch_line(info: dict) -> list[str]:

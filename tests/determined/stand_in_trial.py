@@ -2,8 +2,9 @@
 takes the same arguments (EXPERIMENT, --max-restarts, --set NAME=VALUE, --run-dir), checks them with the real
 experiment loader and trial_setup, then "trains" in ~10 ms a batch (the hyperparameter stand_in_seconds, when
 given): one validation record per batch in metrics.jsonl (iteration = batches, samples, epochs), a closed-form
-loss of the hyperparameters, a checkpoint and exit 75 on SIGTERM, a checkpoint and results.json at the end. The searcher's length (max_length, or time_metric + max_time) sets
-how many batches it trains, as Determined's harness does.
+loss of the hyperparameters, a checkpoint and exit 75 on SIGTERM, a checkpoint and results.json at the end.
+The searcher's length (max_length, or time_metric + max_time) sets how many batches it trains, as Determined's
+harness (or a 0.38 script's matching fit(max_length)) does.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import sys
 import time
 
 from playground.determined.experiment_config import ExperimentConfigError, load_experiment
+from playground.determined.searcher_config import searcher_length
 from playground.determined.trial_setup import cluster_info, parse_sets, trial_hparams
 
 stop = False
@@ -42,7 +44,8 @@ def main() -> int:
         json.dump({"opts": info["experiment_config"], "hparams": hparams, "determined": True}, handle)
     batch = hparams.get("global_batch_size", 1)
     per_epoch = experiment.records_per_epoch or batch
-    unit, length = next(iter((info["max_length"] or {"batches": 3}).items()))
+    # a 0.38 script's fit(max_length) "should match the searcher config values" (Determined's Trainer docs)
+    unit, length = searcher_length(experiment.searcher) or ("batches", 3)
     batches = {"batches": length, "records": math.ceil(length / batch), "epochs": length * per_epoch // batch}[unit]
     batches = 2 if args.test else batches
     metric = experiment.searcher["metric"]
