@@ -51,8 +51,9 @@ SUB_HONOURED = {"environment": {"environment_variables"}, "resources": {"slots_p
                 "reproducibility": {"experiment_seed"}}
 
 
+# min_validation_period / min_checkpoint_period stay absent unless written: the trial harness reads absent as
+# "no minimum" (Determined's default, {batches: 0}, means the same)
 DEFAULTS = {"max_restarts": DEFAULT_MAX_RESTARTS, "records_per_epoch": 0, "scheduling_unit": 100,
-            "min_validation_period": {"batches": 0}, "min_checkpoint_period": {"batches": 0},
             "perform_initial_validation": False, "labels": [], "data": {}, "description": "", "debug": False}
 SECTION_DEFAULTS = {"resources": {"slots_per_trial": 1},
                     "optimizations": {"aggregation_frequency": 1, "mixed_precision": "O0"}}
@@ -129,7 +130,8 @@ def parse_experiment(data: Any, path: str, text: str = "") -> Experiment:
     """The checked experiment; every problem at once as an ExperimentConfigError."""
     path = os.path.abspath(path)
     if not is_experiment(data):
-        raise ExperimentConfigError(f"{path}: not a Determined experiment configuration (no `entrypoint` key)")
+        raise ExperimentConfigError(f"{path}: not a Determined experiment configuration (no `entrypoint` key); "
+                                    "an opts file is run with --parameters-file")
     config = {k: v for k, v in data.items() if v is not None}
     problems: list[str] = []
     ignored: list[str] = []

@@ -62,8 +62,8 @@ def test_dry_run_prints_the_command_the_cluster_info_and_the_notes(experiment, t
     assert (info["max_length"], info["trial_id"], info["test_mode"]) == ({"epochs": 2}, 1, False)
     assert info["checkpoint_dir"] == str(tmp_path / "run" / "checkpoints")
     config = info["experiment_config"]          # Determined's defaults filled, as get_experiment_config() has them
-    assert (config["scheduling_unit"], config["min_validation_period"], config["resources"]) == (
-        100, {"batches": 0}, {"slots_per_trial": 2})
+    assert (config["scheduling_unit"], config["max_restarts"], config["resources"]) == (
+        100, 2, {"slots_per_trial": 2})
     assert err.strip() == f"playground: note: {path}: ignored on a local run: bind_mounts"
     assert not (tmp_path / "run").exists()
 
