@@ -134,39 +134,50 @@ def parse_experiment(data: Any, path: str, text: str = "") -> Experiment:
                                     "an opts file is run with --parameters-file")
     config = {k: v for k, v in data.items() if v is not None}
     problems: list[str] = []
-    ignored: list[str] = []
-    for key in sorted(set(config) - HONOURED - set(IGNORED)):
-        hint = did_you_mean(key, sorted(HONOURED | set(IGNORED)))
-        problems.append(f"{key}: not a key of Determined's experiment configuration{'; ' + hint if hint else ''}")
-    ignored += [key for key in sorted(set(config) & set(IGNORED)) if key != "debug" or config[key]]
-    problem = entrypoint_problem(config["entrypoint"])
-    if problem:
-        problems.append(problem)
+    ignored = _check_keys(config, problems)
     searcher = check_searcher(config.get("searcher"), problems)
     check_hyperparameters(config.get("hyperparameters"), problems, grid=searcher.get("name") == "grid")
-    for section in SUB_HONOURED:
-        ignored += _check_section(config, section, problems)
     max_restarts = _whole(config, "max_restarts", DEFAULT_MAX_RESTARTS, 0, problems)
     records = _whole(config, "records_per_epoch", 0, 0, problems)
-    _whole(config, "scheduling_unit", 100, 1, problems)
-    slots = _whole(config.get("resources") or {}, "slots_per_trial", 1, 0, problems, "resources.")
-    for key in ("min_validation_period", "min_checkpoint_period"):
-        if key in config:
-            check_length(config[key], key, problems)
-    _check_metadata(config, problems)
-    hparams = config.get("hyperparameters") or {}
-    if isinstance(hparams, dict) and searcher:
-        _, problem = per_slot_batch_size(fixed_values(hparams), max(slots, 1))
-        if problem and "global_batch_size" in fixed_values(hparams):
-            problems.append(problem)
+    slots = max(_whole(config.get("resources") or {}, "slots_per_trial", 1, 0, problems, "resources."), 1)
+    hparams = config.get("hyperparameters") if isinstance(config.get("hyperparameters"), dict) else {}
+    _check_batch_size(hparams, slots, problems)
     checkpoint_dir = _checkpoint_dir(config.get("checkpoint_storage"), os.path.dirname(path), problems)
     env = _environment_variables((config.get("environment") or {}).get("environment_variables"), problems)
     if problems:
         lines = _key_lines(text)
         raise ExperimentConfigError([_located(path, p, lines) for p in problems])
     notes = [f"{path}: ignored on a local run: " + ", ".join(ignored)] if ignored else []
-    return Experiment(path, with_defaults(config, searcher), searcher, hparams if isinstance(hparams, dict) else {},
-                      max_restarts, max(slots, 1), records or None, checkpoint_dir, env, notes)
+    return Experiment(path, with_defaults(config, searcher), searcher, hparams, max_restarts, slots, records or None,
+                      checkpoint_dir, env, notes)
+
+
+def _check_keys(config: dict, problems: list[str]) -> list[str]:
+    """Unknown keys, the entrypoint, the sections and the plain values; returns the keys accepted but ignored."""
+    for key in sorted(set(config) - HONOURED - set(IGNORED)):
+        hint = did_you_mean(key, sorted(HONOURED | set(IGNORED)))
+        problems.append(f"{key}: not a key of Determined's experiment configuration{'; ' + hint if hint else ''}")
+    ignored = [key for key in sorted(set(config) & set(IGNORED)) if key != "debug" or config[key]]
+    problem = entrypoint_problem(config["entrypoint"])
+    if problem:
+        problems.append(problem)
+    for section in SUB_HONOURED:
+        ignored += _check_section(config, section, problems)
+    _whole(config, "scheduling_unit", 100, 1, problems)
+    for key in ("min_validation_period", "min_checkpoint_period"):
+        if key in config:
+            check_length(config[key], key, problems)
+    _check_metadata(config, problems)
+    return ignored
+
+
+def _check_batch_size(hparams: dict, slots: int, problems: list[str]) -> None:
+    """A constant global_batch_size must give every slot at least one record (a sampled one is checked per trial)."""
+    fixed = fixed_values(hparams)
+    if "global_batch_size" in fixed:
+        _, problem = per_slot_batch_size(fixed, slots)
+        if problem:
+            problems.append(problem)
 
 
 def with_defaults(config: dict, searcher: dict) -> dict:
