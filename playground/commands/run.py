@@ -41,6 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true",
                         help="validate, resolve every component, print the plan and the resolved opts, and exit "
                              "without creating anything")
+    parser.add_argument("--rungs", metavar="N,N,...", help=argparse.SUPPRESS)   # a sweep's ASHA rungs (EXPERIMENT.yaml)
     parser.add_argument("--test", action="store_true",
                         help="test the run in seconds: one training and one validation batch per rank, a checkpoint "
                              "round trip, every metric produced (in a temporary folder unless --run-dir)")
@@ -69,6 +70,10 @@ def _run_opts(args: argparse.Namespace) -> int:
     from playground.restarts.fence import Fenced
 
     args.max_restarts = args.max_restarts or 0
+    if args.rungs:
+        print("playground: error: --rungs is for a Determined experiment (EXPERIMENT.yaml), set by its sweep",
+              file=sys.stderr)
+        return EXIT_USAGE
     if args.test:
         from playground.launch.one_batch_run import run_test
         return run_test(args)

@@ -50,7 +50,8 @@ def run_experiment(path: str, args: argparse.Namespace) -> int:
     max_restarts = 0 if args.test else (experiment.max_restarts if args.max_restarts is None else args.max_restarts)
     run_dir = _run_dir(args, experiment)
     command = experiment.command()
-    info = cluster_info(experiment, hparams, run_dir, test_mode=bool(args.test), trial_id=sweep_trial_id(run_dir))
+    info = cluster_info(experiment, hparams, run_dir, test_mode=bool(args.test), trial_id=sweep_trial_id(run_dir),
+                        rungs=parse_rungs(getattr(args, "rungs", None)))
     for note in experiment.notes:
         print(f"playground: note: {note}", file=sys.stderr)
     if args.dry_run:
@@ -81,6 +82,19 @@ def describe(experiment: Experiment, command: list[str], run_dir: str, max_resta
         "cluster info (det_cluster.json):",
         json.dumps(info, indent=2, sort_keys=True),
     ])
+
+
+def parse_rungs(text: str | None) -> list[int]:
+    """`--rungs 4,16,64` (set by a sweep's adaptive ASHA: the lengths, in the searcher's unit, it ranks at)."""
+    if not text:
+        return []
+    try:
+        rungs = [int(part) for part in text.split(",")]
+    except ValueError:
+        rungs = []
+    if not rungs or any(r < 1 for r in rungs) or rungs != sorted(rungs):
+        raise ExperimentConfigError(f"--rungs {text!r}: expected increasing positive lengths, e.g. 4,16,64")
+    return rungs
 
 
 def sweep_trial_id(run_dir: str) -> int:

@@ -29,7 +29,8 @@ def main() -> int:
     parser.add_argument("--max-restarts", type=int)
     parser.add_argument("--set", action="append", default=[], dest="sets")
     parser.add_argument("--run-dir", required=True)
-    parser.add_argument("--test", action="store_true")     # Determined's --local --test: two batches here
+    parser.add_argument("--test", action="store_true")
+    parser.add_argument("--rungs")     # Determined's --local --test: two batches here
     args = parser.parse_args()
     try:
         experiment = load_experiment(args.experiment)
@@ -39,9 +40,11 @@ def main() -> int:
         return 2
     signal.signal(signal.SIGTERM, _stop)
     os.makedirs(args.run_dir, exist_ok=True)
-    info = cluster_info(experiment, hparams, args.run_dir, test_mode=False)
+    rungs = [int(r) for r in args.rungs.split(",")] if args.rungs else []
+    info = cluster_info(experiment, hparams, args.run_dir, test_mode=False, rungs=rungs)
     with open(os.path.join(args.run_dir, "opts.json"), "w", encoding="utf-8") as handle:
-        json.dump({"opts": info["experiment_config"], "hparams": hparams, "determined": True}, handle)
+        json.dump({"opts": info["experiment_config"], "hparams": hparams, "rungs": info["rungs"], "determined": True},
+                  handle)
     batch = hparams.get("global_batch_size", 1)
     per_epoch = experiment.records_per_epoch or batch
     # a 0.38 script's fit(max_length) "should match the searcher config values" (Determined's Trainer docs)

@@ -74,6 +74,13 @@ def test_a_sweeps_trial_folder_gives_determineds_trial_id(experiment, tmp_path, 
     assert cluster_info_of(out)["trial_id"] == 5
 
 
+def test_a_sweeps_rungs_reach_the_cluster_info(experiment, capsys):
+    path = experiment(CONST)
+    assert cluster_info_of(dry_run(capsys, path, "--rungs", "4,16,64")[1])["rungs"] == [4, 16, 64]
+    code, _, err = dry_run(capsys, path, "--rungs", "16,4")
+    assert code == 2 and "--rungs '16,4': expected increasing positive lengths" in err
+
+
 def test_max_restarts_and_test_flags_override_the_yaml(experiment, capsys):
     path = experiment(CONST)
     assert "max restarts: 0" in dry_run(capsys, path, "--max-restarts", "0")[1]

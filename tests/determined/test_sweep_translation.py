@@ -150,8 +150,9 @@ def test_adaptive_asha_runs_exactly_max_trials_and_stops_trials_at_rungs(tmp_pat
     states = [t.state.name for t in trials]
     assert len(trials) == 6 and set(states) == {"COMPLETE", "PRUNED"}
     for trial in trials:
-        records = [json.loads(line) for line in open(tmp_path / "sweep" / "trials" / f"t{trial.number:04d}" /
-                                                      "metrics.jsonl")]
+        folder = tmp_path / "sweep" / "trials" / f"t{trial.number:04d}"
+        assert json.loads((folder / "opts.json").read_text())["rungs"] == [4, 8, 16]     # given as --rungs
+        records = [json.loads(line) for line in open(folder / "metrics.jsonl")]
         if trial.state.name == "COMPLETE":
             assert records[-1]["iteration"] == 16
         else:

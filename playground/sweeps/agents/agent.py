@@ -131,7 +131,7 @@ class Agent:
             problem = link_checkpoint(run_dir, ticket.warm_start)
             if problem:
                 return Outcome("fail", None, None, problem, 0.0)
-        command = trial_command(self.spec, ticket.sets, run_dir)
+        command = trial_command(self.spec, ticket.sets, run_dir, self.coordinator.rungs_of(ticket))
         log_path = os.path.join(run_dir, LOG_NAME)
         log_start = os.path.getsize(log_path) if os.path.isfile(log_path) else 0
         started = time.time()

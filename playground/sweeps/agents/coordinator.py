@@ -164,6 +164,14 @@ class Coordinator:
         """The trials this process runs now (for its heartbeat, which must never wait for the lock)."""
         return list(self.owned.copy().values())
 
+    def rungs_of(self, ticket: Ticket) -> list[int]:
+        """The lengths (in the time metric) at which adaptive ASHA ranks this trial; [] for other searchers, extra
+        trials, or a trial whose bracket this process does not know."""
+        with self.lock:
+            if self.asha is None or ticket.warm_start is not None or ticket.trial_id not in self.asha.trial_bracket:
+                return []
+            return list(self.asha.units[self.asha.trial_bracket[ticket.trial_id]])
+
     def already_stopped(self, ticket: Ticket) -> bool:
         """An adopted trial the searcher stopped before the sweep was killed: pruned, without running it again."""
         with self.lock:
