@@ -178,3 +178,33 @@ def test_sweep_continue_takes_an_undotted_hyperparameter(tmp_path, capsys):
     assert main(["sweep", "continue", str(tmp_path / "sweep"), "t0000", "--set", "lr=0.05"]) == 0
     assert "added trial t0001: continues t0000" in capsys.readouterr().out
     assert json.loads((tmp_path / "sweep" / "trials" / "t0001" / "warm_start.json").read_text())["sets"]["lr"] == 0.05
+
+
+CORE_API_SCRIPT = '''\
+import math, time
+import determined as det
+
+with det.core.init() as core:
+    lr = det.get_cluster_info().trial.hparams["lr"]
+    for op in core.searcher.operations():
+        for step in range(1, op.length + 1):
+            time.sleep(0.1)
+            loss = (math.log10(lr) + 1.0) ** 2 + 2.0 / step
+            core.train.report_validation_metrics(steps_completed=step, metrics={"validation_loss": loss})
+            op.report_progress(step)
+            if core.preempt.should_preempt():
+                raise SystemExit(0)
+        op.report_completed(loss)
+'''
+
+
+def test_a_core_api_search_through_the_runner_ends_with_exactly_max_trials(tmp_path):
+    import importlib.util
+    if importlib.util.find_spec("playground.determined.command_run") is None:
+        pytest.skip("det-core's runner (playground.determined.command_run) is not in this branch yet")
+    (tmp_path / "search.py").write_text(CORE_API_SCRIPT)
+    path = write(tmp_path, ASHA_OLD.replace("model_def:T", "python3 search.py"))
+    folder = tmp_path / "sweep"
+    assert main(["sweep", "run", str(path), "--sweep-dir", str(folder), "--quiet", "--workers", "3"]) == 0
+    trials = open_sweep(str(folder))[2].get_trials()
+    assert len(trials) == 6 and {t.state.name for t in trials} == {"COMPLETE", "PRUNED"}
