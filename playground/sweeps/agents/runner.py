@@ -32,7 +32,8 @@ from playground.sweeps.inputs.storage_url import JOURNAL
 from playground.sweeps.results.summary import write_summary
 from playground.sweeps.search.retrying import StorageUnavailable
 from playground.sweeps.search.storages import locate
-from playground.sweeps.search.study import budget, counted, finished_in_budget, initialize, load_study, trial_id_of
+from playground.sweeps.search.study import (budget, counted, finished_in_budget, initialize, load_study, space_note,
+                                            trial_id_of)
 
 
 def run_sweep(prepared: PreparedSweep, sweep_dir: str, workers: int, quiet: bool = False,
@@ -140,6 +141,9 @@ def _run_slots(coordinator: Coordinator, study: Any, spec: SweepSpec, folder: Sw
         agent.stop_all()
 
     with stop_signals_call(stop):   # the running trials checkpoint and exit 75
+        note = space_note(spec)
+        if note:
+            _say(note, quiet)
         _say(f"sweep {folder.root}: {spec.searcher_name}, {total} trials, agent {coordinator.me.name} with "
              f"{workers} slot(s)", quiet)
         lost: list[StorageUnavailable] = []
