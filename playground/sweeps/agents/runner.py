@@ -18,10 +18,10 @@ import threading
 import time
 from typing import IO, Any, Callable
 
-from playground.processes.exit_codes import EXIT_DONE, EXIT_STOPPED
+from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED
 from playground.processes.supervisor import stop_signals_call
 from playground.restarts.policy import RestartPolicy
-from playground.sweeps.agents.agent import Agent, Outcome
+from playground.sweeps.agents.agent import Agent, Outcome, SlotFailed
 from playground.sweeps.agents.coordinator import Coordinator
 from playground.sweeps.agents.heartbeat import AgentId, Heartbeat, agents_maybe_alive, heartbeat_path, read_heartbeats
 from playground.sweeps.errors import SweepError
@@ -147,12 +147,16 @@ def _run_slots(coordinator: Coordinator, study: Any, spec: SweepSpec, folder: Sw
         _say(f"sweep {folder.root}: {spec.searcher_name}, {total} trials, agent {coordinator.me.name} with "
              f"{workers} slot(s)", quiet)
         lost: list[StorageUnavailable] = []
+        failed: list[SlotFailed] = []
 
         def run_slot(slot: int) -> None:
             try:
                 agent.run_slot(slot)
             except StorageUnavailable as err:   # past the retry bound: stop every slot, trials checkpoint
                 lost.append(err)
+                stop(signal.SIGTERM)
+            except SlotFailed as err:           # anything else: the same, then exit 1 naming it
+                failed.append(err)
                 stop(signal.SIGTERM)
 
         threads = [threading.Thread(target=run_slot, args=(slot,), name=f"slot{slot}", daemon=True)
@@ -161,6 +165,12 @@ def _run_slots(coordinator: Coordinator, study: Any, spec: SweepSpec, folder: Sw
             thread.start()
         while any(t.is_alive() for t in threads):
             time.sleep(0.1)
+    if failed:
+        more = f" ({len(failed) - 1} more slot(s) failed while stopping)" if len(failed) > 1 else ""
+        print(f"sweep failed: {failed[0]}{more}; the other running trials were stopped after a checkpoint. Mend "
+              f"the cause, then re-run the same command to continue. Exit code {EXIT_FAILED}.", file=sys.stderr,
+              flush=True)
+        return EXIT_FAILED
     if lost:
         _say(f"sweep stopped: {lost[0]}. Exit code {EXIT_STOPPED}.", quiet)
         return EXIT_STOPPED
