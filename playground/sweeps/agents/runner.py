@@ -6,7 +6,9 @@ trials whose lease expired and fences its writes by claim files (agent.py). Init
 flock on control/run.lock, held only while the study is created and its planned trials enqueued). SIGINT/SIGTERM
 stop claiming and stop the running trials through SIGTERM (checkpoint, exit 75): they are released, and the
 next agent resumes their own folders. control/PAUSE (`sweep pause`) does the same, and an agent started on a
-paused folder says so and exits 75. Exit codes: 0 nothing left to do, 2 unusable spec or folder, 75 stopped.
+paused folder says so and exits 75. A failure in a slot (agent.SlotFailed: a full disk, any error) stops the
+other slots the same way, then exits 1 with one line naming it. Exit codes: 0 nothing left to do, 2 unusable
+spec or folder, 75 stopped, 1 failed.
 """
 from __future__ import annotations
 

@@ -74,3 +74,10 @@ def test_a_space_smaller_than_the_budget_is_said_before_starting_and_each_point_
     points = _points(sweep)
     assert len(points) == 6 and len(set(points)) == 6, points
     assert any(line.endswith(" 6/6") for line in err.splitlines()), err
+
+
+def test_preview_says_when_the_space_is_smaller_than_the_budget(write_spec, capsys):
+    spec = write_spec({"name": "random", "max_trials": 5},
+                      {"model_param.base_learning_rate": {"type": "categorical", "vals": [0.1, 0.01]}})
+    assert main(["sweep", "preview", str(spec)]) == 0
+    assert "note: the space has 2 distinct points, fewer than max_trials 5" in capsys.readouterr().out
