@@ -88,8 +88,10 @@ def _draw(dist: Any, rng: random.Random) -> Any:
     if isinstance(dist.low, int) and isinstance(dist.high, int):
         return rng.randrange(dist.low, dist.high + 1, dist.step or 1)
     if dist.log:
-        return math.exp(rng.uniform(math.log(dist.low), math.log(dist.high)))
-    return rng.uniform(dist.low, dist.high)
+        value = math.exp(rng.uniform(math.log(dist.low), math.log(dist.high)))
+    else:
+        value = rng.uniform(dist.low, dist.high)
+    return min(max(value, dist.low), dist.high)    # exp(log(x)) may land a rounding error outside
 
 
 def sampler(study: Any, make: Callable[[int], Any], seed: int, dists: dict[str, Any], agent: str) -> Any:

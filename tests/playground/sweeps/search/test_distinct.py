@@ -67,3 +67,19 @@ def test_a_small_space_is_used_up_without_a_repeat_and_then_reported_exhausted()
     points = _run(study, 6, small)
     assert len(set(points)) == 6
     assert study.sampler.exhausted(study.get_trials())
+
+
+class Stuck(optuna.samplers.RandomSampler):
+    """A searcher that proposes one point for ever (each parameter's low end)."""
+
+    def sample_independent(self, study, trial, name, dist):
+        return dist.low
+
+
+def test_a_searcher_that_keeps_repeating_is_overruled_by_untried_points_inside_the_ranges():
+    dists = {"lr": DISTS["lr"], "wd": DISTS["wd"], "depth": DISTS["depth"]}
+    study = optuna.create_study(sampler=Stuck())
+    study.sampler = distinct_sampler(study, lambda s: Stuck(), 0, dists, "a")
+    points = [tuple(t.params.values()) for t in (study.ask(fixed_distributions=dists) for _ in range(5))]
+    assert points[0] == (1e-3, 0.0, 1) and len(set(points)) == 5
+    assert all(1e-3 <= lr <= 1.0 and 0.0 <= wd <= 0.003 and depth in (1, 2, 3, 4) for lr, wd, depth in points)
