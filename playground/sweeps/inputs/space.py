@@ -33,6 +33,10 @@ class Param:
         return self.type != "const"
 
     def grid_values(self) -> list[Any]:
+        """The grid's values of this parameter, each once (in the order given)."""
+        return _distinct(self._grid_values())
+
+    def _grid_values(self) -> list[Any]:
         if self.type == "const":
             return [self.val]
         if self.type == "categorical":
@@ -51,9 +55,7 @@ class Param:
             return None
         if self.type == "int":
             return list(range(int(self.minval), int(self.maxval) + 1))
-        values = [self.val] if self.type == "const" else list(self.vals)
-        distinct = {json.dumps(v, sort_keys=True, default=repr): v for v in values}
-        return list(distinct.values())
+        return _distinct([self.val] if self.type == "const" else list(self.vals))
 
     def corner_values(self) -> list[Any]:
         """The values that can change which opts are valid: every category, both ends of a range."""
@@ -126,6 +128,11 @@ def _parse_param(key: str, value: Any, where: str, dotted: bool) -> Param:
         for end, name in ((lo, "minval"), (hi, "maxval")):
             _check_power(base, end, f"{where}.{name}")
     return Param(key, kind, minval=lo, maxval=hi, base=float(base), count=count)
+
+
+def _distinct(values: list[Any]) -> list[Any]:
+    """Each value once, the first of equal ones kept in place (a repeated choice is no second point)."""
+    return list({json.dumps(v, sort_keys=True, default=repr): v for v in values}.values())
 
 
 def _check_finite(value: Any, where: str) -> None:

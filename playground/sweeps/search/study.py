@@ -91,7 +91,7 @@ def distributions(space: list[Param], grid: bool) -> dict[str, Any]:
 def _distribution(p: Param) -> Any:
     import optuna
     if p.type == "categorical":
-        return optuna.distributions.CategoricalDistribution(list(p.vals))
+        return optuna.distributions.CategoricalDistribution(p.finite_values())   # each choice once
     if p.type == "int":
         return optuna.distributions.IntDistribution(int(p.minval), int(p.maxval))
     if p.type == "double":

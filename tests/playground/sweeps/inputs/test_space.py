@@ -43,3 +43,10 @@ def test_space_size_counts_distinct_points_and_is_none_for_a_continuous_range():
                                                                                    "maxval": 5}, "a.d": 7})
     assert space_size(finite) == 6
     assert space_size(parse_space({"a.b": {"type": "double", "minval": 0, "maxval": 1}})) is None
+
+
+def test_a_repeated_choice_or_a_range_of_one_value_is_one_grid_point():
+    space = parse_space({"a.b": {"type": "categorical", "vals": [0.1, 0.01, 0.1]},
+                         "a.c": {"type": "double", "minval": 0.5, "maxval": 0.5, "count": 3}})
+    assert [p.grid_values() for p in space] == [[0.1, 0.01], [0.5]]
+    assert space_size(space) is None and [p.finite_values() for p in space][0] == [0.1, 0.01]
