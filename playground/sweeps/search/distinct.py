@@ -46,13 +46,16 @@ class Points:
 
     def __init__(self, dists: dict[str, Any]) -> None:
         self.dists, self.names = dists, list(dists)
-        self._known: dict[int, str] = {}
+        self._known: set[int] = set()
+        self._taken: set[str] = set()
 
-    def taken(self, trials: list, skip: int | None = None) -> set[str]:
+    def taken(self, trials: list) -> set[str]:
+        """The points of `trials` that hold every parameter (a trial being asked holds none yet)."""
         for trial in trials:
             if trial.number not in self._known and all(name in trial.params for name in self.names):
-                self._known[trial.number] = point_key(trial.params, self.names)
-        return {key for number, key in self._known.items() if number != skip}
+                self._known.add(trial.number)
+                self._taken.add(point_key(trial.params, self.names))
+        return self._taken
 
     def size(self) -> int | None:
         """How many points the distributions hold; None when a real range makes it endless (or huge)."""
@@ -117,7 +120,7 @@ def sampler(study: Any, make: Callable[[int], Any], seed: int, dists: dict[str, 
             trials = study.get_trials(deepcopy=False)
             if self.fresh:
                 self._reseed(trials, trial)
-            taken = self.points.taken(trials, skip=trial.number)
+            taken = self.points.taken(trials)
             for _ in range(RESAMPLES):
                 point = self._propose(study_, trial)
                 if point_key(point, self.points.names) not in taken:
