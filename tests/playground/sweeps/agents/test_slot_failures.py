@@ -1,8 +1,9 @@
 """A failure in an agent's slot ends `sweep run` non-zero with one message naming what and where, after the other
 running trials were stopped with a checkpoint; nothing already written is lost and a re-run finishes the sweep.
 
-The failure is a real full disk: trial t0001's folder is a 1 MiB tmpfs (in a user and mount namespace of its
-own, `unshare -rm`), filled while both trials train; t0000's folder is on the ordinary disk.
+The failures are real: a full disk (trial t0001's folder a 1 MiB tmpfs in a user and mount namespace of its own,
+`unshare -rm`, filled while both trials train, t0000's folder on the ordinary disk; or the sweep folder full
+from the start), and a trial program that cannot start.
 """
 from __future__ import annotations
 
@@ -113,3 +114,21 @@ def test_a_full_disk_before_any_trial_is_one_line_and_exit_1_not_a_traceback(wri
     log = (out / "run.log").read_text()
     assert (out / "rc").read_text().strip() == "1" and "Traceback" not in log, log
     assert len(log.strip().splitlines()) == 1 and "No space left on device" in log, log
+
+
+def test_a_trial_program_that_cannot_start_ends_the_sweep_with_exit_1_naming_it_and_the_trial(
+        write_spec, tmp_path, capsys):
+    """Not a storage error, not the disk: an error in a slot of any kind, here the trial program is missing."""
+    from playground.cli import main
+    spec = write_spec({"name": "grid"}, {"model_param.base_learning_rate": {"type": "categorical",
+                                                                            "vals": [0.1, 0.01]},
+                                         "epoch_iter.num_epochs": 1},
+                      contract=False, trial_program=[str(tmp_path / "no-such-program")])
+    sweep = tmp_path / "sweep"
+    assert main(["sweep", "run", str(spec), "--sweep-dir", str(sweep), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    failed = [line for line in err.splitlines() if line.startswith("sweep failed:")]
+    assert len(failed) == 1 and "Traceback" not in err, err
+    assert "FileNotFoundError" in failed[0] and "no-such-program" in failed[0] and "on trial t0000" in failed[0]
+    trial = json.loads((sweep / "trials" / "t0000" / "trial.json").read_text())
+    assert trial["state"] == "interrupted"        # released: the next agent takes it at once, nothing is lost
