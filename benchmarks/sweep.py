@@ -104,8 +104,7 @@ def _tells(sweep: str, count: int, results, storage: str | None = None) -> None:
 
 def throughput(tells: int, processes: int, storage: str | None = None) -> float:
     with tempfile.TemporaryDirectory() as folder:
-        spec = _spec(folder, {"name": "random", "max_trials": 10 ** 9},   # a point per trial: none repeats
-                     {"model_param.base_learning_rate": {"type": "double", "minval": 0.01, "maxval": 0.1}})
+        spec = _spec(folder, {"name": "random", "max_trials": 10 ** 9}, {})
         sweep = os.path.join(folder, "sweep")
         from playground.sweeps.files.sweep_folder import SweepFolder
         from playground.sweeps.inputs.spec import load_spec
