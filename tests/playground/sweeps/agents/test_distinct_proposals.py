@@ -39,7 +39,8 @@ def test_two_agents_on_one_seeded_sweep_never_run_the_same_point(write_spec, bas
 @pytest.mark.parametrize("searcher", [
     {"name": "random"}, {"name": "tpe"}, {"name": "gp"}, {"name": "cmaes"},
     {"name": "hyperband", "sampler": "tpe"},
-    {"name": "adaptive_asha", "max_time": 2, "divisor": 2, "max_rungs": 2, "mode": "aggressive"}])
+    {"name": "adaptive_asha", "max_time": 2, "divisor": 2, "max_rungs": 2, "mode": "aggressive"}],
+    ids=["random", "tpe", "gp", "cmaes", "hyperband", "adaptive_asha"])
 def test_a_paused_and_resumed_sweep_never_proposes_a_point_again(write_spec, base_file, tmp_path, searcher):
     _contract(base_file, contract_epoch_seconds=0.05)
     spec = write_spec({**searcher, "max_trials": 6, "seed": 0}, CONTINUOUS)
