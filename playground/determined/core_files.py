@@ -10,6 +10,8 @@ preemption.
 - A checkpoint is written into `<checkpoint_dir>/.partial-<storage_id>/` and renamed to
   `<checkpoint_dir>/<storage_id>/` once complete (files and metadata.json), so a killed write never looks
   complete.
+- `det_searcher.jsonl`: one line per completed searcher operation, `{"length", "searcher_metric", "time"}`
+  (what Determined's master recorded; the sweep reads the validation records of metrics.jsonl).
 - `det_preempted`: rank 0 acknowledged a preemption (`should_preempt()` returned True); the runner removes it
   before each attempt and turns the attempt's exit 0 into 75 when it is there, as Determined's master
   reschedules a task that acknowledged its preemption.
@@ -23,6 +25,7 @@ from typing import Any
 
 INDEX = "det_checkpoints.jsonl"
 PREEMPTED = "det_preempted"
+SEARCHER = "det_searcher.jsonl"
 PARTIAL = ".partial-"
 
 

@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from playground.processes.exit_codes import EXIT_DONE, EXIT_STOPPED
-from tests.determined.det_runs import (checkpoint_entries, cluster_info, context_dir, kill_group, records, run,
-                                       start, wait_for, without_times)
+from tests.determined.det_runs import (checkpoint_entries, cluster_info, context_dir, kill_group, lines, records,
+                                       run, start, wait_for, without_times)
 
 TUTORIAL_ARGS = ["--batch-size", "16", "--test-batch-size", "32", "--log-interval", "1"]
 
@@ -84,7 +84,8 @@ def test_a_run_killed_whole_then_run_again_ends_bitwise_equal_to_an_uninterrupte
     whole = tmp_path / "uninterrupted"
     code, output = run(command, context, whole, info, slots=slots)
     assert code == EXIT_DONE, output
-    assert "SearcherOperation Complete" in (whole / "train.log").read_text()
+    completed = lines(whole / "det_searcher.jsonl")
+    assert [(c["length"], c["searcher_metric"]) for c in completed] == [(4, records(whole, "epoch")[-1]["test_loss"])]
     assert [r["epochs"] for r in records(whole, "epoch")] == [1, 2, 3, 4]     # the op's length: max_length
 
     killed = tmp_path / "killed"

@@ -152,7 +152,8 @@ def init(*, distributed: Optional[DistributedContext] = None,
     searcher: SearcherContext = SearcherContextMissing()
     if max_length:
         units = _parse_searcher_units({"searcher": {"max_length": max_length}})
-        searcher = SearcherContext(distributed, info.trial.trial_id, int(next(iter(max_length.values()))), units)
+        searcher = SearcherContext(distributed, info.trial.trial_id, int(next(iter(max_length.values()))), units,
+                                   _on_completed=folder.operation_completed)
     tensorboard_path = pathlib.Path(record["run_dir"]) / "tensorboard"
     return Context(distributed=distributed, checkpoint=CheckpointContext(distributed, base, folder),
                    preempt=PreemptContext(distributed, preempt_mode, _acknowledge=folder.preempted),

@@ -108,6 +108,14 @@ class RunFolder:
             core_files.append_checkpoint(self.run_dir, checkpoint_dir, storage_id, metadata.get("steps_completed"),
                                          self.count)
 
+    def operation_completed(self, length: int, searcher_metric: Any) -> None:
+        """det_searcher.jsonl: the searcher operations completed, with their metric (the master's record)."""
+        if self.run_dir:
+            self.fence.check(core_files.SEARCHER)
+            with open(os.path.join(self.run_dir, core_files.SEARCHER), "a", encoding="utf-8") as handle:
+                handle.write(json.dumps({"length": length, "searcher_metric": jsonable(searcher_metric),
+                                         "time": time.time()}) + "\n")
+
     def preempted(self) -> None:
         if self.run_dir:
             core_files.mark_preempted(self.run_dir)

@@ -1,8 +1,8 @@
 """SearcherContext as Determined 0.38.1 has it (deprecated there): operations() yields one SearcherOperation
 whose length is the searcher's max_length for this trial (det_cluster.json's max_length; for adaptive ASHA
 its top rung: the sweep ranks the trial at each rung from its validation records and prunes it by SIGTERM,
-which should_preempt() reports). report_completed's metric is logged (train.log), as the sweep reads the
-validation records.
+which should_preempt() reports). report_completed's metric goes to the run folder's det_searcher.jsonl; the
+sweep itself reads the validation records of metrics.jsonl.
 """
 from __future__ import annotations
 
@@ -51,9 +51,10 @@ class SearcherMode(enum.Enum):
 class SearcherOperation:
     """Train until `length` (absolute, in the searcher's unit), validate, then report_completed(metric)."""
 
-    def __init__(self, length: int, is_chief: bool, trial_id: int = 1) -> None:
+    def __init__(self, length: int, is_chief: bool, trial_id: int = 1, _on_completed: Any = None) -> None:
         self._length, self._is_chief, self._trial_number = length, is_chief, trial_id
         self._completed = False
+        self._on_completed = _on_completed
 
     @property
     def length(self) -> int:
@@ -73,6 +74,8 @@ class SearcherOperation:
             raise RuntimeError("you may only call op.report_completed() once")
         self._completed = True
         logger.info(f"SearcherOperation Complete: searcher_metric={searcher_metric!r}")
+        if self._on_completed is not None:
+            self._on_completed(self._length, searcher_metric)
 
 
 class DummySearcherOperation(SearcherOperation):
@@ -81,8 +84,10 @@ class DummySearcherOperation(SearcherOperation):
 
 
 class SearcherContext:
-    def __init__(self, dist: Any, trial_id: int, max_length: int, units: Optional[Unit] = None) -> None:
+    def __init__(self, dist: Any, trial_id: int, max_length: int, units: Optional[Unit] = None,
+                 _on_completed: Any = None) -> None:
         self._dist, self._trial_number, self._length, self._units = dist, trial_id, max_length, units
+        self._on_completed = _on_completed
 
     def operations(self, searcher_mode: SearcherMode = SearcherMode.WorkersAskChief,
                    auto_ack: bool = True) -> Iterator[SearcherOperation]:
@@ -90,7 +95,7 @@ class SearcherContext:
         yield from self._operations(searcher_mode)
 
     def _make_op(self, length: int, is_chief: bool) -> SearcherOperation:
-        return SearcherOperation(length, is_chief, self._trial_number)
+        return SearcherOperation(length, is_chief, self._trial_number, self._on_completed)
 
     def _operations(self, searcher_mode: SearcherMode = SearcherMode.WorkersAskChief) -> Iterator[SearcherOperation]:
         searcher_mode = SearcherMode(searcher_mode)
