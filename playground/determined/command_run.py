@@ -216,10 +216,13 @@ class _Runner:
                     found.append(rule)
 
     def _wait(self) -> list[int]:
-        """Every rank's returncode; after the first failure the others get a grace period, then are stopped."""
+        """Every rank's returncode; after the first failure the others get a grace period, then are stopped.
+        self.ended: the ranks in the order they were seen ending (the first to fail on its own comes first)."""
         deadline = None
+        self.ended: list[int] = []
         while True:
             codes = [supervisor.returncode(child) for child in self.children]
+            self.ended += [rank for rank, code in enumerate(codes) if code is not None and rank not in self.ended]
             if all(code is not None for code in codes):
                 return codes
             failed = any(code not in (None, EXIT_DONE, EXIT_STOPPED) for code in codes)
@@ -243,7 +246,9 @@ class _Runner:
             print("playground: the ranks ended on the stop signal; the trial's checkpoints are kept (re-run to "
                   "resume from the latest)", file=sys.stderr)
             return EXIT_STOPPED
-        rank, code = next((r, c) for r, c in enumerate(codes) if c not in (EXIT_DONE, EXIT_STOPPED))
+        failed = [rank for rank in self.ended if codes[rank] not in (EXIT_DONE, EXIT_STOPPED)]
+        rank = failed[0] if failed else next(r for r, c in enumerate(codes) if c not in (EXIT_DONE, EXIT_STOPPED))
+        code = codes[rank]
         if code == EXIT_USAGE:
             print(f"playground: rank {rank} of {shlex.join(self.command)} exited with code 2 (a usage error; its "
                   "message is above)", file=sys.stderr)
