@@ -112,6 +112,10 @@ def test_with_the_real_package_installed_the_runners_processes_still_get_playgro
     code, output = run(["python3", "checks.py"], context, tmp_path / "run", cluster_info(), slots=1)
     assert code == EXIT_DONE, output
     assert "checks passed" in output
-    real = subprocess.run([sys.executable, "-c", "import importlib.util as u; print(u.find_spec('determined').origin)"],
+    # elsewhere the real one: its version where its dependencies are installed too, else at least its files
+    real = subprocess.run([sys.executable, "-c", "import importlib.util as u; print(u.find_spec('determined').origin); "
+                           "import determined; print(determined.__version__)"],
                           cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert "compat" not in real.stdout and real.stdout.strip().endswith("__init__.py"), real.stderr
+    origin = real.stdout.splitlines()[0]
+    assert "compat" not in origin and origin.endswith("__init__.py"), real.stderr
+    assert real.returncode != 0 or real.stdout.splitlines()[1] == "0.38.1", real.stdout
