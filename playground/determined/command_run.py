@@ -38,6 +38,7 @@ from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED
 from playground.restarts.attempts import append_attempt, next_attempt
 from playground.restarts.fence import Fence
 from playground.restarts.policy import LogPolicy, RestartPolicy
+from playground.restarts.supervisor import attempt_ended
 
 PORT_ENV = "PLAYGROUND_DETERMINED_PORT"      # read by compat/determined/core/_exchange.py
 # playground/compat/determined/on_path holds the module `determined`; found by path, so this floor never imports
@@ -75,15 +76,8 @@ def run_command(command: list[str], context_dir: str, run_dir: str, cluster_info
             append_attempt(run_dir, {"attempt": attempt, "start": started})
             code, matched = runner.attempt()
             decision = policy.decide(code, matched, stop_asked=runner.stopping > 0)
-            append_attempt(run_dir, {"attempt": attempt, "start": started, "end": time.time(), "exit_code": code,
-                                     "reason": decision.reason, "retry": decision.retry,
-                                     "restart_consumed": decision.consumes})
-            if not decision.retry:
-                if attempt > 1 or code not in (EXIT_DONE, EXIT_USAGE):
-                    print(f"playground: attempt {attempt} {decision.reason}", file=sys.stderr, flush=True)
+            if not attempt_ended(run_dir, attempt, started, code, decision):
                 return code
-            print(f"playground: attempt {attempt} {decision.reason}; running it again in {run_dir}",
-                  file=sys.stderr, flush=True)
 
 
 def _usage_problem(command: list[str], context_dir: str, slots: int, max_restarts: int) -> str | None:

@@ -72,6 +72,17 @@ def wait_for(predicate, process: subprocess.Popen, what: str) -> None:
         time.sleep(0.02)
 
 
+def stopped_after_a_checkpoint(process: subprocess.Popen, run_dir: Path) -> str:
+    """SIGTERM to the runner once the trial stored its first checkpoint; the run's output once it ended."""
+    try:
+        wait_for(lambda: checkpoint_entries(run_dir), process, "a first checkpoint")
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=HANG)
+    finally:
+        kill_group(process)
+    return output
+
+
 def lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 

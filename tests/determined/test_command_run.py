@@ -13,6 +13,15 @@ from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED
 from tests.determined.det_runs import cluster_info, kill_group, lines, run, start, wait_for
 
 
+# a Core API script's start: the latest checkpoint it is given, printed; its body follows, inside core.init()
+LATEST = """
+        import os, signal
+        import determined as det
+        info = det.get_cluster_info()
+        print("LATEST", info.latest_checkpoint)
+        with det.core.init() as core_context:"""
+
+
 def script(tmp_path, text: str, name: str = "main.py"):
     context = tmp_path / "context"
     context.mkdir(exist_ok=True)
@@ -74,12 +83,7 @@ def test_a_failing_rank_stops_the_others_and_the_run_fails_naming_it(tmp_path):
 
 
 def test_failures_are_restarted_up_to_max_restarts_with_the_latest_checkpoint_given_again(tmp_path):
-    context = script(tmp_path, """
-        import os
-        import determined as det
-        info = det.get_cluster_info()
-        print("LATEST", info.latest_checkpoint)
-        with det.core.init() as core_context:
+    context = script(tmp_path, LATEST + """
             if info.latest_checkpoint is None:
                 with core_context.checkpoint.store_path({"steps_completed": 1}) as (path, storage_id):
                     (path / "weights").write_text("1")
@@ -129,12 +133,7 @@ def test_determineds_launch_layer_and_python_become_this_interpreter():
 
 
 def test_a_checkpoint_whose_write_was_killed_never_looks_complete(tmp_path):
-    context = script(tmp_path, """
-        import os, signal
-        import determined as det
-        info = det.get_cluster_info()
-        print("LATEST", info.latest_checkpoint)
-        with det.core.init() as core_context:
+    context = script(tmp_path, LATEST + """
             if info.latest_checkpoint is None:
                 with core_context.checkpoint.store_path({"steps_completed": 1}) as (path, storage_id):
                     (path / "weights").write_text("complete")

@@ -5,7 +5,6 @@ SIGKILL of the whole run then a re-run ending bitwise equal to an uninterrupted 
 from __future__ import annotations
 
 import json
-import signal
 import sys
 
 import pytest
@@ -13,7 +12,7 @@ import torch
 
 from playground.processes.exit_codes import EXIT_DONE, EXIT_STOPPED
 from tests.determined.det_runs import (checkpoint_entries, cluster_info, context_dir, kill_group, lines, records,
-                                       run, start, wait_for, without_times)
+                                       run, start, stopped_after_a_checkpoint, wait_for, without_times)
 
 TUTORIAL_ARGS = ["--batch-size", "16", "--test-batch-size", "32", "--log-interval", "1"]
 
@@ -53,12 +52,7 @@ def test_sigterm_makes_should_preempt_true_and_the_tutorial_checkpoints_and_exit
     context, run_dir = context_dir(tmp_path, "model_def_checkpoints.py"), tmp_path / "run"
     command = ["python3", "model_def_checkpoints.py", "--epochs", "200", *TUTORIAL_ARGS]
     process = start(command, context, run_dir, cluster_info())
-    try:
-        wait_for(lambda: checkpoint_entries(run_dir), process, "a first checkpoint")
-        process.send_signal(signal.SIGTERM)
-        output, _ = process.communicate(timeout=600)
-    finally:
-        kill_group(process)
+    output = stopped_after_a_checkpoint(process, run_dir)
     assert process.returncode == EXIT_STOPPED, output
     entries = checkpoint_entries(run_dir)
     assert 1 <= len(entries) < 200
@@ -126,12 +120,7 @@ def test_sigterm_on_two_ranks_stops_both_at_the_chiefs_decision_after_a_checkpoi
     command, context, info = resumable(tmp_path, 2, pause=0.3, epochs=200)
     run_dir = tmp_path / "run"
     process = start(command, context, run_dir, info, slots=2)
-    try:
-        wait_for(lambda: checkpoint_entries(run_dir), process, "a first checkpoint")
-        process.send_signal(signal.SIGTERM)
-        output, _ = process.communicate(timeout=600)
-    finally:
-        kill_group(process)
+    output = stopped_after_a_checkpoint(process, run_dir)
     assert process.returncode == EXIT_STOPPED, output
     done = len(checkpoint_entries(run_dir))
     assert f"rank 0 preempted after epoch {done}" in output and f"rank 1 preempted after epoch {done}" in output

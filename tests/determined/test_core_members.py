@@ -9,7 +9,7 @@ import pytest
 
 from playground.determined import core_files
 from playground.processes.exit_codes import EXIT_DONE
-from tests.determined.det_runs import checkpoint_entries, cluster_info, lines, records, run
+from tests.determined.det_runs import checkpoint_entries, cluster_info, records, run
 
 MEMBERS = textwrap.dedent('''
     import json, os, pathlib, tempfile
