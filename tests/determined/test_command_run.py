@@ -149,3 +149,16 @@ def test_a_checkpoint_whose_write_was_killed_never_looks_complete(tmp_path):
     assert [p.name.startswith(".partial-") for p in sorted((run_dir / "checkpoints").iterdir())].count(True) == 1
     code, output = run(["python3", "main.py"], context, run_dir, cluster_info())
     assert code == EXIT_DONE and f"LATEST {entries[0]['storage_id']}" in output
+
+
+def test_a_process_that_reports_nothing_through_the_core_api_leaves_metrics_jsonl_alone(tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    written = '{"index": 0, "kind": "epoch", "iteration": 4, "loss": 1.0}\n'    # as playground's trainer writes it
+    (run_dir / "metrics.jsonl").write_text(written)
+    context = script(tmp_path, LATEST + """
+            print("PREEMPT", core_context.preempt.should_preempt())
+    """)
+    code, output = run(["python3", "main.py"], context, run_dir, cluster_info())
+    assert code == EXIT_DONE and "PREEMPT False" in output, output
+    assert (run_dir / "metrics.jsonl").read_text() == written

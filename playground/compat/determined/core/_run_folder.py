@@ -7,9 +7,9 @@ report is a `kind: "epoch"` record with `iteration` (steps_completed, in batches
 the experiment's global_batch_size (and records_per_epoch) give them, `wall_time`, then the metrics (a metric
 named `epochs` or `batches`, as Determined's time_metric reads it, is the script's own and wins); a training
 report is `kind: "train"`; `report_metrics(group, ...)` of another group is `kind: <group>`. Only rank 0
-writes (Determined's tutorials report on rank 0 only). When an attempt starts, the records after its latest
-checkpoint are dropped (they will be reported again), so a resumed run's metrics.jsonl is an uninterrupted
-run's.
+writes (Determined's tutorials report on rank 0 only). Before an attempt's first report or checkpoint, the
+records after its latest checkpoint are dropped (they will be reported again), so a resumed run's
+metrics.jsonl is an uninterrupted run's.
 """
 from __future__ import annotations
 
@@ -54,15 +54,22 @@ class RunFolder:
         self.started = time.time()
         self.prior_wall_time = 0.0
         self.fence = Fence.from_env(self.run_dir) if self.run_dir else None
+        self._resumed = False
 
     @property
     def metrics_path(self) -> str:
         return os.path.join(self.run_dir or "", "metrics.jsonl")
 
     def start(self) -> None:
-        """Keep the records the latest checkpoint had (all of them without one), drop the rest."""
-        if not self.run_dir:
+        self.started = time.time()
+
+    def _resume(self) -> None:
+        """Before the first write: keep the records the latest checkpoint had (all of them without one), drop
+        the rest. Not before: a process that reports nothing through the Core API (a trial run by playground's
+        trainer, which writes metrics.jsonl itself) leaves the file alone."""
+        if self._resumed or not self.run_dir:
             return
+        self._resumed = True
         entry = core_files.find_entry(self.run_dir, self.record.get("latest_checkpoint"))
         keep = int(entry["records"]) if entry else 0
         records = []
@@ -73,18 +80,17 @@ class RunFolder:
                         records.append(json.loads(line))
                     except json.JSONDecodeError:
                         continue     # a line cut by a kill
-        records = records[:keep]
-        if records or os.path.exists(self.metrics_path):
+            records = records[:keep]
             self.fence.check("metrics.jsonl")
             with atomic_open(self.metrics_path, "w") as handle:
                 handle.writelines(json.dumps(r) + "\n" for r in records)
         self.count = len(records)
         self.prior_wall_time = float(records[-1].get("wall_time", 0.0)) if records else 0.0
-        self.started = time.time()
 
     def append(self, kind: str, steps_completed: int, metrics: Dict[str, Any]) -> Optional[dict]:
         if not self.run_dir:
             return None
+        self._resume()
         record: Dict[str, Any] = {"index": self.count, "kind": kind, "iteration": int(steps_completed)}
         batch, per_epoch = self.record.get("global_batch_size"), self.record.get("records_per_epoch")
         if kind == "epoch" and batch:
@@ -104,6 +110,7 @@ class RunFolder:
 
     def checkpoint_stored(self, storage_id: str, checkpoint_dir: str, metadata: Dict[str, Any]) -> None:
         if self.run_dir:
+            self._resume()
             self.fence.check(core_files.INDEX)
             core_files.append_checkpoint(self.run_dir, checkpoint_dir, storage_id, metadata.get("steps_completed"),
                                          self.count)
