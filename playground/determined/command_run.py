@@ -12,7 +12,7 @@ the runner of `playground run EXPERIMENT.yaml` (det-config turns the YAML into `
 - SIGTERM/SIGINT here is passed on to every rank (should_preempt() becomes True; the script checkpoints and
   returns); a second one stops them. When one rank fails, the others get a grace period, then are stopped.
 - Exit codes: 0 done; 75 stopped: a rank exited 75, or the script returned after acknowledging a preemption
-  (det_preempted), or the ranks died of the stop signal this runner passed on (the checkpoints stay; re-run to
+  (det_preempted), or the ranks died of the stop signals this runner passed on (the checkpoints stay; re-run to
   resume); 2 the command cannot be run or a rank exited 2 (argparse's usage error); 1 failed. Failures are
   retried up to max_restarts (restarts/policy.py), each attempt a line of attempts.jsonl.
 - The run folder's contract: opts.json (`{"opts": {experiment_config, hparams, command}, "determined": true}`),
@@ -235,7 +235,9 @@ class _Runner:
             return EXIT_STOPPED if preempted else EXIT_DONE
         if all(code in (EXIT_DONE, EXIT_STOPPED) for code in codes):
             return EXIT_STOPPED
-        stop_deaths = (-signal.SIGTERM, -signal.SIGINT)     # the stop signal this runner passed on
+        stop_deaths = (-signal.SIGTERM, -signal.SIGINT)     # the stop signal this runner passed on, and
+        if self.stopping > 1:                               # the kill of a second one
+            stop_deaths += (-signal.SIGKILL,)
         if self.stopping and all(code in (EXIT_DONE, EXIT_STOPPED, *stop_deaths) for code in codes):
             print("playground: the ranks ended on the stop signal; the trial's checkpoints are kept (re-run to "
                   "resume from the latest)", file=sys.stderr)

@@ -7,6 +7,7 @@ import json
 import signal
 import sys
 import textwrap
+import time
 
 from playground.determined.command_run import ON_PATH, TRIAL_MAIN, normalized_command
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED, EXIT_USAGE
@@ -113,6 +114,27 @@ def test_sigterm_is_passed_on_and_a_script_that_ignores_the_core_api_ends_stoppe
     try:
         wait_for(lambda: (tmp_path / "run" / "train.log").exists() and
                  (tmp_path / "run" / "train.log").read_text().count("STARTED") == 2, process, "two ranks started")
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=120)
+    finally:
+        kill_group(process)
+    assert process.returncode == EXIT_STOPPED, output
+
+
+def test_a_second_sigterm_stops_ranks_that_do_not_stop_on_the_first(tmp_path):
+    context = script(tmp_path, """
+        import signal, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        print("STARTED", flush=True)
+        time.sleep(600)
+    """)
+    process = start(["python3", "main.py"], context, tmp_path / "run", cluster_info())
+    try:
+        wait_for(lambda: "STARTED" in ((tmp_path / "run" / "train.log").read_text()
+                                       if (tmp_path / "run" / "train.log").exists() else ""), process, "the rank started")
+        process.send_signal(signal.SIGTERM)
+        time.sleep(1)
+        assert process.poll() is None            # the rank ignores it: still running
         process.send_signal(signal.SIGTERM)
         output, _ = process.communicate(timeout=120)
     finally:
