@@ -83,7 +83,9 @@ class ClusterInfo:
     @property
     def user_data(self) -> Dict[str, Any]:
         """The experiment configuration's `data` field."""
-        return self.trial._config.get("data", {}) or {} if self.task_type == "TRIAL" else {}
+        if self.task_type != "TRIAL":
+            return {}
+        return self.trial._config.get("data") or {}
 
     @property
     def trial(self) -> TrialInfo:
