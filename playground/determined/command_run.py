@@ -14,7 +14,8 @@ the runner of `playground run EXPERIMENT.yaml` (det-config turns the YAML into `
 - Exit codes: 0 done; 75 stopped: a rank exited 75, or the script returned after acknowledging a preemption
   (det_preempted), or the ranks died of the stop signals this runner passed on (the checkpoints stay; re-run to
   resume); 2 the command cannot be run or a rank exited 2 (argparse's usage error); 1 failed. Failures are
-  retried up to max_restarts (restarts/policy.py), each attempt a line of attempts.jsonl.
+  retried up to max_restarts (restarts/policy.py), each attempt a line of attempts.jsonl (only when
+  max_restarts > 0, as `playground run --max-restarts`: a sweep's agent keeps that file for its trials).
 - The run folder's contract: opts.json (`{"opts": {experiment_config, hparams, command}, "determined": true}`),
   train.log; metrics.jsonl is the API's (the Core API writes it, compat/determined/core/_run_folder.py).
 """
@@ -70,6 +71,8 @@ def run_command(command: list[str], context_dir: str, run_dir: str, cluster_info
     runner = _Runner(command, os.path.abspath(context_dir), run_dir, cluster_info, slots, test_mode)
     policy = RestartPolicy(max_restarts)
     with supervisor.stop_signals_call(runner.stop):
+        if not max_restarts:           # one attempt, no attempts.jsonl: as `playground run` without --max-restarts
+            return runner.attempt()[0]   # (a sweep's agent keeps that file for its trials)
         while True:
             attempt = next_attempt(run_dir)
             started = time.time()

@@ -101,7 +101,8 @@ def test_failures_are_restarted_up_to_max_restarts_with_the_latest_checkpoint_gi
     ended = [a for a in lines(run_dir / "attempts.jsonl") if "end" in a]
     assert [(a["attempt"], a["exit_code"], a["restart_consumed"]) for a in ended] == [(1, 1, True), (2, 0, False)]
     code, output = run(["python3", "main.py"], context, tmp_path / "run2", cluster_info(), max_restarts=0)
-    assert code == EXIT_FAILED and "no restarts left" in output
+    assert code == EXIT_FAILED and "first attempt fails" in output
+    assert not (tmp_path / "run2" / "attempts.jsonl").exists()      # one attempt: a sweep's agent keeps that file
 
 
 def test_sigterm_is_passed_on_and_a_script_that_ignores_the_core_api_ends_stopped(tmp_path):
