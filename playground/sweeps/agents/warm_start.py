@@ -35,9 +35,10 @@ WARM_START_FILE = "warm_start.json"
 POINTER = "last"
 
 
-def continue_trial(sweep_dir: str, source_id: str, set_items: list[str]) -> int:
+def continue_trial(sweep_dir: str, source_id: str, set_items: list[str], storage: str | None = None) -> int:
     from playground.options.layers import parse_set
     from playground.sweeps.agents.control import sweep_folder
+    from playground.sweeps.files.module_maps import use_sweep_module_map
     from playground.sweeps.inputs.opts_check import check_points, load_base
     from playground.sweeps.inputs.spec import parse_spec
     from playground.sweeps.search.study import distributions, load_study
@@ -50,9 +51,10 @@ def continue_trial(sweep_dir: str, source_id: str, set_items: list[str]) -> int:
     changes = dict(parse_set(item) for item in set_items)
     spec = parse_spec(folder.read_spec()["spec"], folder.root, origin=folder.spec_file)
     sets = {**source.get("params", {}), **changes}
+    use_sweep_module_map(folder, spec.base)
     if spec.base is not None:
         check_points(load_base(spec), [(f"sweep continue {source_id} --set", sets)])
-    study = load_study(folder, spec.searcher, spec.objectives, create=False)
+    study = load_study(folder, spec.searcher, spec.objectives, create=False, storage=storage)
     dists = distributions(spec.space, grid=spec.searcher_name == "grid")
     params = {k: v for k, v in sets.items() if k in dists and contained(dists[k], v)}
     token = uuid.uuid4().hex
