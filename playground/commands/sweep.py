@@ -21,6 +21,9 @@ import sys
 from playground.processes.exit_codes import EXIT_DONE, EXIT_USAGE
 
 
+REPORTS = ("status", "summary", "plots", "preview")   # commands whose stdout is a report, read or cut by a pipe
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="sweep_command", metavar="ACTION", required=True)
     run = sub.add_parser("run", help="run or resume a sweep", description="Run or resume a sweep.")
@@ -144,10 +147,17 @@ def _check_storage_argument(args: argparse.Namespace) -> None:
 def main(args: argparse.Namespace) -> int:
     from playground.options.layers import OptsError  # SweepError is one
     try:
-        return _dispatch(args)
+        code = _dispatch(args)
+        sys.stdout.flush()   # here, so that a reader gone away (`| head`) is seen inside the try
+        return code
     except OptsError as err:
         print(f"playground sweep: error: {err}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:   # the reader has what it wanted (`| head`): end quietly, as Unix tools do
+        if args.sweep_command not in REPORTS:
+            raise
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # nothing left to flush at exit
+        return EXIT_DONE
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -25,6 +25,8 @@ def status(sweep_dir: str, storage: str | None = None) -> int:
     from playground.sweeps.results.summary import collect, ranked
     folder, spec, study = open_sweep(sweep_dir, storage)
     rows = collect(study, folder, spec.objectives)
+    for row in rows:
+        row.state = _state_shown(folder, row.state, row.id)
     counts = Counter(r.state for r in rows)
     total = spec.max_trials if spec.searcher_name not in ("grid", "upf") else None
     print(f"sweep {folder.root} ({spec.searcher_name}): " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
@@ -41,6 +43,15 @@ def status(sweep_dir: str, storage: str | None = None) -> int:
         value = "" if row.value is None else f" {row.value:.6g}"
         print(f"  {row.id:12s} {row.state:9s}{value}")
     return EXIT_DONE
+
+
+def _state_shown(folder: SweepFolder, state: str, trial_id: str) -> str:
+    """The study says `running` for a trial whose run stopped after a checkpoint and waits for an agent: trial.json
+    tells which: `paused` (sweep pause) or `released` (its agent was stopped, Ctrl-C or SIGTERM)."""
+    if state != "running":
+        return state
+    written = folder.read_trial(trial_id).get("state")
+    return {"paused": "paused", "interrupted": "released"}.get(written, state)
 
 
 def _print_agents(folder: SweepFolder) -> None:
