@@ -36,12 +36,20 @@ def status(sweep_dir: str, storage: str | None = None) -> int:
         paused = [t for t in folder.trial_ids() if folder.read_trial(t).get("state") == "paused"]
         print(f"paused ({folder.pause_flag}): {len(paused)} trial(s) stopped after a checkpoint; "
               f"`playground sweep resume {folder.root}`, then re-run `sweep run` to continue")
-    best = next((r for r in ranked(rows, spec.objectives[0]) if r.state == "complete"), None)
-    if best is not None:
-        print(f"best: {best.id} {spec.objectives[0].metric}={best.value:.6g} {best.params}")
+    if spec.multi_objective:
+        front = [r for r in ranked(rows, spec.objectives[0]) if r.pareto]
+        print(f"pareto front: {len(front)} trial(s) that no other beats on every objective")
+        for row in front:
+            print(f"  {row.id} " + " ".join(f"{o.metric}={v:.6g}" for o, v in zip(spec.objectives, row.values or []))
+                  + f" {row.params}")
+    else:
+        best = next((r for r in ranked(rows, spec.objectives[0]) if r.state == "complete"), None)
+        if best is not None:
+            print(f"best: {best.id} {spec.objectives[0].metric}={best.value:.6g} {best.params}")
     for row in sorted(rows, key=lambda r: r.number):
-        value = "" if row.value is None else f" {row.value:.6g}"
-        print(f"  {row.id:12s} {row.state:9s}{value}")
+        values = row.values if spec.multi_objective and row.values else [row.value] if row.value is not None else []
+        print(f"  {row.id:12s} {row.state:9s}" + "".join(f" {v:.6g}" for v in values)
+              + (" pareto" if row.pareto else ""))
     return EXIT_DONE
 
 
