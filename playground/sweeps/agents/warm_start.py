@@ -43,7 +43,7 @@ def continue_trial(sweep_dir: str, source_id: str, set_items: list[str], storage
     from playground.sweeps.files.module_maps import use_sweep_module_map
     from playground.sweeps.inputs.opts_check import check_points, load_base
     from playground.sweeps.inputs.spec import parse_spec
-    from playground.sweeps.search.study import distributions, load_study
+    from playground.sweeps.search.study import distributions, encoded, load_study
     folder = sweep_folder(sweep_dir)
     source = _source_record(folder, source_id)
     checkpoint = latest_checkpoint(folder.trial_dir(source_id))
@@ -61,7 +61,7 @@ def continue_trial(sweep_dir: str, source_id: str, set_items: list[str], storage
         check_points(load_base(spec), [(f"sweep continue {source_id} --set", sets)])
     study = load_study(folder, spec.searcher, spec.objectives, create=False, storage=storage)
     dists = distributions(spec.space, grid=spec.searcher_name == "grid")
-    params = {k: v for k, v in sets.items() if k in dists and contained(dists[k], v)}
+    params = {k: encoded(v) for k, v in sets.items() if k in dists and contained(dists[k], encoded(v))}
     token = uuid.uuid4().hex
     relative = os.path.relpath(checkpoint, folder.trial_dir(source_id))
     user_attrs = {"sets": sets, "extra": True,
