@@ -10,6 +10,7 @@ import pytest
 
 from playground.cli import main
 from tests.conftest import load_experiment
+from tests.playground.sweeps.agents.test_pruning_runs import ASHA, LEARNING_RATES, assert_one_trial_pruned_at_its_rung
 
 WIDE_TRIAL = '''
 """The digits trial with one hidden layer as wide as `width`, a hyperparameter no one declares."""
@@ -65,3 +66,13 @@ def test_a_misspelt_key_outside_model_param_is_still_refused_for_a_trial_class(t
     spec = _spec(tmp_path, {"epoch_iter.num_epoch": {"type": "categorical", "vals": [1, 2]}})
     assert main(["sweep", "run", str(spec), "--sweep-dir", str(tmp_path / "sweep")]) == 2
     assert "Did you mean 'epoch_iter.num_epochs'?" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_asha_prunes_a_trial_class_run_through_sigterm_and_keeps_its_checkpoint(trial_base, tmp_path):
+    spec = _spec(tmp_path, {"model_param.base_learning_rate": {"type": "categorical", "vals": LEARNING_RATES}},
+                 searcher=ASHA)
+    sweep = tmp_path / "sweep"
+    assert main(["sweep", "run", str(spec), "--sweep-dir", str(sweep), "--quiet"]) == 0
+    pruned = assert_one_trial_pruned_at_its_rung(sweep, rung=2, max_time=4)
+    assert json.loads((pruned / "opts.json").read_text())["opts"]["model"]["trial_py"] == "wide_trial"
