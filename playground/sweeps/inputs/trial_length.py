@@ -9,7 +9,6 @@ number of epochs of the base opts, and the keys that size an epoch may not vary 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from playground.sweeps.errors import SweepError
 from playground.sweeps.inputs.space import Param
