@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
+from playground.processes.cpu_allocation import allocated_cpus  # noqa: F401  (part of this module's surface)
+
 PORT_BASE = 15000     # MASTER_PORT = PORT_BASE + job id mod PORT_SPAN: below Linux's ephemeral ports (32768-)
 PORT_SPAN = 10000
 BATCH_STEP = ("4294967294", "batch")
@@ -96,20 +98,6 @@ def rendezvous_defaults(env: Mapping[str, str] | None = None) -> dict[str, str]:
     if not env.get("MASTER_PORT") and job_id.isdigit():
         found["MASTER_PORT"] = str(PORT_BASE + int(job_id) % PORT_SPAN)
     return found
-
-
-def allocated_cpus(env: Mapping[str, str] | None = None) -> int:
-    """The cores this process may use: its CPU affinity mask (which Slurm's task/affinity, taskset, cgroups and
-    containers set), capped by SLURM_CPUS_PER_TASK where Slurm gives one; never os.cpu_count(), the machine's."""
-    env = os.environ if env is None else env
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):   # not Linux
-        cores = os.cpu_count() or 1
-    given = env.get("SLURM_CPUS_PER_TASK", "").strip()
-    if given.isdigit() and int(given) > 0:
-        cores = min(cores, int(given))
-    return max(cores, 1)
 
 
 def _tasks_per_node(text: str) -> list[int]:

@@ -4,7 +4,7 @@ The command comes from here only: `python -m playground run --parameters-file BA
 `python -m playground candle SCRIPT` for a spec with `script:`, `python -m playground run EXPERIMENT.yaml` for a
 Determined experiment, or the spec's `trial_program` (any command that
 takes playground run's arguments), then `--set key=value` per parameter and `--run-dir`. On CPU each slot gets
-cores // workers threads (OMP_NUM_THREADS, NUM_INTRA_THREADS); with GPUs, a disjoint CUDA_VISIBLE_DEVICES. A
+the allocation's cores (affinity mask, SLURM_CPUS_PER_TASK) // workers threads (OMP_NUM_THREADS, NUM_INTRA_THREADS); with GPUs, a disjoint CUDA_VISIBLE_DEVICES. A
 trial dies with its sweep (PR_SET_PDEATHSIG to SIGTERM: it checkpoints and exits 75).
 """
 from __future__ import annotations
@@ -16,6 +16,7 @@ import subprocess
 import sys
 from typing import Any
 
+from playground.processes.cpu_allocation import allocated_cpus
 from playground.processes.supervisor import start_child
 from playground.sweeps.inputs.spec import SweepSpec
 
@@ -57,7 +58,7 @@ def slot_env(slot: int, workers: int, gpus: list[str] | None = None) -> dict[str
         share = max(len(gpus) // workers, 1)
         mine = gpus[slot * share:(slot + 1) * share] or [gpus[slot % len(gpus)]]
         env["CUDA_VISIBLE_DEVICES"] = ",".join(mine)
-    threads = max(len(os.sched_getaffinity(0)) // workers, 1)
+    threads = max(allocated_cpus() // workers, 1)    # the job's cores (affinity, SLURM_CPUS_PER_TASK)
     env["OMP_NUM_THREADS"] = env["NUM_INTRA_THREADS"] = str(threads)
     return env
 
