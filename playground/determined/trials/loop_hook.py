@@ -1,0 +1,107 @@
+"""The `determined` hook of a Determined trial's run: its metrics, its LR schedulers and its ranks' agreement.
+
+- Metrics: a trial's metric names are known only from what train_batch / evaluate_batch return, so a meter is
+  added the first time a name appears (every rank sees the same names) and the names are part of this hook's
+  state, so a resumed run has its meters before their per-rank sums are loaded. Training metrics are recorded as
+  `train_<name>` (Determined keeps training and validation metrics apart; one record holds both here), validation
+  metrics under their own names. Each is the mean over batches, and over ranks, as Determined's default reducer.
+- LR schedulers (context.wrap_lr_scheduler): stepped at epoch ends here (every batch: loop.py); their
+  states are checkpointed.
+- Ranks: before training, rank 0's parameters and buffers go to every rank (as DDP does when it wraps a model);
+  before each batch, rank 0's buffers (batch-norm statistics), as DDP's forward does.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from playground.trainer.hook import Hook
+from playground.trainer.meters import Meter
+
+
+class BatchMean(Meter):
+    """The mean of one named value over the batches that returned it (and over ranks)."""
+
+    def Add(self, blobs: Any) -> None:
+        try:
+            value = blobs[self.blob_name]
+        except KeyError:      # this batch did not return it (a GAN's alternating steps)
+            return
+        self.total = self.total + torch.as_tensor(value).detach().double().cpu()
+        self.count = self.count + 1.0
+
+
+class DeterminedHook(Hook):
+    name = "determined"
+
+    def __init__(self, trainer: Any) -> None:
+        super().__init__(trainer)
+        self.names: dict[str, list[str]] = {"train": [], "validation": []}
+        self.eval_batches = 0
+        context = trainer.det.context
+        self._buffers = [b for net in context.models for b in net.buffers()]
+        self._distributed = trainer.world_size > 1
+
+    # ------------------------------------------------------------------ metrics
+    def add(self, is_train: bool, values: dict, samples: int) -> None:
+        """One batch's metrics to the train or validation meters (added on first sight)."""
+        named = {}
+        for key, value in values.items():
+            if value is None:
+                continue
+            name = _meter_name(key, is_train)
+            if name not in self.trainer.book.metrics:
+                self._add_meter(name, key, is_train)
+            named[key] = value
+        self.trainer.book.add(is_train, None, None, None, named=named, samples=samples)
+
+    def _add_meter(self, name: str, key: str, is_train: bool) -> None:
+        book = self.trainer.book
+        book.add_meter(name, BatchMean(blob_name=key), is_train, None)
+        book.metrics[name]["output"].extend(record.get(name) for record in book.records)
+        self.names["train" if is_train else "validation"].append(key)
+
+    def before_test(self, kind: str) -> None:
+        self.eval_batches = 0
+
+    # ------------------------------------------------------------------ schedulers and ranks
+    def before_train(self) -> None:
+        if self._distributed:
+            import torch.distributed as dist
+            for net in self.trainer.det.context.models:
+                for tensor in [*net.parameters(), *net.buffers()]:
+                    dist.broadcast(tensor.data, 0)
+
+    def share_buffers(self) -> None:
+        if self._distributed and self._buffers:
+            import torch.distributed as dist
+            for buffer in self._buffers:
+                dist.broadcast(buffer.data, 0)
+
+    def after_epoch(self, epoch: int) -> None:
+        for scheduler in self.trainer.det.context.lr_schedulers:
+            scheduler.after_epoch(epoch + 1)
+
+    # ------------------------------------------------------------------ state
+    def state_dict(self) -> dict:
+        return {"metric_names": {k: list(v) for k, v in self.names.items()},
+                "lr_schedulers": [s.state_dict() for s in self.trainer.det.context.lr_schedulers]}
+
+    def load_state_dict(self, state: dict) -> None:
+        for phase, keys in state.get("metric_names", {}).items():
+            for key in keys:
+                name = _meter_name(key, phase == "train")
+                if name not in self.trainer.book.metrics:
+                    self._add_meter(name, key, phase == "train")
+        schedulers = self.trainer.det.context.lr_schedulers
+        saved = state.get("lr_schedulers", [])
+        if len(saved) != len(schedulers):
+            raise ValueError(f"the checkpoint holds {len(saved)} LR scheduler(s), the trial wraps "
+                             f"{len(schedulers)}: it is not this trial's checkpoint")
+        for scheduler, scheduler_state in zip(schedulers, saved):
+            scheduler.load_state_dict(scheduler_state)
+
+
+def _meter_name(key: str, is_train: bool) -> str:
+    return key if not is_train or key.startswith("train_") else f"train_{key}"
