@@ -1,4 +1,6 @@
 """The shape of Determined 0.26's MNIST model_def.py: one model, one optimizer, hparams through the context."""
+import os
+import time
 from typing import Any, Dict
 
 import torch
@@ -25,6 +27,7 @@ class MNistTrial(PyTorchTrial):
         return DataLoader(tiny_data.dataset(False, 16), batch_size=self.context.get_per_slot_batch_size())
 
     def train_batch(self, batch: TorchData, epoch_idx: int, batch_idx: int) -> Dict[str, torch.Tensor]:
+        time.sleep(float(os.environ.get("DET_TEST_BATCH_SLEEP", 0)))   # lets a test's signal land mid-run
         data, labels = batch
         output = self.model(data)
         loss = torch.nn.functional.nll_loss(output, labels)
