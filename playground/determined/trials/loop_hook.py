@@ -80,6 +80,9 @@ class DeterminedHook(Hook):
                 dist.broadcast(buffer.data, 0)
 
     def after_epoch(self, epoch: int) -> None:
+        trainer = self.trainer
+        if trainer.global_iter < (epoch + 1) * trainer.epoch_iterations:
+            return     # training ended inside this epoch (max_length in batches, a stop request): no epoch end
         for scheduler in self.trainer.det.context.lr_schedulers:
             scheduler.after_epoch(epoch + 1)
 

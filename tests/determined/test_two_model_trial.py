@@ -1,0 +1,43 @@
+"""A GAN-shaped PyTorchTrial (two models, two optimizers stepped in alternation, LR schedulers stepped per epoch
+and per batch, a TensorBoard writer) on 1 and 2 ranks: every model, optimizer and scheduler is checkpointed, and
+a run killed mid-way resumes to the uninterrupted result bitwise."""
+from __future__ import annotations
+
+import json
+import signal
+
+import pytest
+
+from tests.determined.ranks import assert_same_training, final_state, interrupt, output, records, run, trial_main
+
+GAN = trial_main("gan_trial:GANTrial")
+
+
+def gan_info() -> dict:
+    return dict(experiment_config={"min_validation_period": {"batches": 3}, "min_checkpoint_period": {"batches": 2}},
+                hparams={"global_batch_size": 8, "lr": 0.01, "b1": 0.5, "b2": 0.999}, trial_id=1,
+                experiment_id=1, max_length={"batches": 10})
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_a_two_model_trial_killed_mid_run_resumes_to_the_uninterrupted_result_bitwise(tmp_path, ranks):
+    whole = tmp_path / "whole"
+    run(GAN, whole, gan_info(), ranks)
+    state = final_state(whole)
+    assert list(state["models"]) == ["model", "model_1"]
+    assert list(state["optimizers"]) == ["optimizer", "optimizer_1"]
+    schedulers = state["hooks"]["determined"]["lr_schedulers"]
+    assert [s["last_epoch"] for s in schedulers] == [1, 5]     # 1 epoch end (6 batches), 10 batches / 2
+    assert state["global_iter"] == 10
+    found = records(whole)
+    assert {"train_loss", "train_g_loss", "train_d_loss", "loss", "batch_idx"} <= set(found[0])
+    assert [r["iteration"] for r in found if r["kind"] == "interval"] == [3, 6, 9]
+    scalars = [json.loads(line) for line in (whole / "tensorboard" / "scalars.jsonl").read_text().splitlines()]
+    assert [s["step"] for s in scalars] == list(range(10)) and {s["tag"] for s in scalars} == {"d_loss_per_batch"}
+
+    cut = tmp_path / "cut"
+    codes = interrupt(GAN, cut, gan_info(), ranks, signal.SIGKILL, after="checkpoints/model_checkpoint_epoch0_iter4.pt")
+    assert codes == [-signal.SIGKILL] * ranks
+    run(GAN, cut, gan_info(), ranks)
+    assert "resumed from" in output(cut)
+    assert_same_training(cut, whole)
