@@ -67,7 +67,7 @@ class PyTorchTrialContext:
         self.distributed = distributed or DistributedContext.from_env()
         self._hparams = dict(hparams) if hparams is not None else None
         self._exp_conf = exp_conf
-        self._trial_id, self._experiment_id, self._seed = trial_id, experiment_id, seed
+        self._ids, self._seed = {"trial": trial_id, "experiment": experiment_id}, seed
         self.run_dir = run_dir
         cuda = torch.cuda.is_available()
         self.device = torch.device(f"cuda:{self.distributed.local_rank}" if cuda else "cpu")
@@ -116,10 +116,10 @@ class PyTorchTrialContext:
         return self.get_experiment_config().get("data", {}) or {}
 
     def get_trial_id(self) -> int:
-        return self._trial_id
+        return self._ids["trial"]
 
     def get_experiment_id(self) -> int:
-        return self._experiment_id
+        return self._ids["experiment"]
 
     def get_trial_seed(self) -> int:
         return self._seed

@@ -10,6 +10,8 @@ from typing import Any, Callable
 import torch
 from torch.utils import data
 
+from playground.data.batch_stream import to_device  # noqa: F401  (determined.pytorch.to_device)
+
 TorchData = Any   # Union[Dict[str, torch.Tensor], Sequence[torch.Tensor], torch.Tensor] in Determined
 
 

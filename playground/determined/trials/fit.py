@@ -27,7 +27,7 @@ from playground.determined.cluster_file import read_cluster_file
 from playground.determined.trials.trial import Batch, Epoch, TrainUnit, evaluates_full_dataset, takes_batch_index
 from playground.determined.trials.data_loader import DataLoader
 from playground.options.layers import OptsError
-from playground.processes.exit_codes import EXIT_DONE, EXIT_STOPPED
+from playground.processes.exit_codes import EXIT_DONE, EXIT_STOPPED, EXIT_USAGE
 
 LOOP, SLOTS = "playground.determined.trials.loop", "playground.determined.trials.components"
 HOOK = "playground.determined.trials.loop_hook"
@@ -83,7 +83,7 @@ def fit_trial(trial: Any, context: Any, max_length: TrainUnit | None = None,
         prepared = _prepare(layers, run_dir)
     except (OptsError, TrialError) as err:
         print(f"playground: error: {err}", file=sys.stderr)
-        sys.exit(2)
+        sys.exit(EXIT_USAGE)
     code = launch(prepared, DeterminedFit(session))
     if code == EXIT_STOPPED:
         sys.exit(EXIT_STOPPED)

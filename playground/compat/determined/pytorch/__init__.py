@@ -4,9 +4,8 @@ trained by playground's trainer (playground/determined/trial_fit.py). docs/deter
 from playground.determined.trials.trainer_api import Trainer, init
 from playground.determined.trials.trial import Batch, Epoch, PyTorchTrial, TrainUnit
 from playground.determined.trials.context import PyTorchTrialContext
-from playground.determined.trials.data_loader import DataLoader, TorchData
+from playground.determined.trials.data_loader import DataLoader, TorchData, to_device
 from playground.determined.trials.lr_scheduler import LRScheduler
-from playground.data.batch_stream import to_device
 
 __all__ = ["Batch", "DataLoader", "Epoch", "LRScheduler", "PyTorchTrial", "PyTorchTrialContext", "TorchData",
            "TrainUnit", "Trainer", "init", "to_device"]
