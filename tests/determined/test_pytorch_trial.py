@@ -76,3 +76,15 @@ def test_the_harness_refuses_a_missing_class_with_exit_2(tmp_path):
     codes = wait(start(trial_main("mnist_trial:NoSuchTrial"), run_dir, mnist_info(), 1), run_dir)
     assert codes == [2]
     assert "mnist_trial defines no class NoSuchTrial" in output(run_dir)
+
+
+def test_full_dataset_validation_a_custom_reducer_and_a_stop_request_on_2_ranks(tmp_path):
+    run_dir = tmp_path / "run"
+    info = dict(mnist_info(), experiment_config={"min_validation_period": {"batches": 2}})
+    run(trial_main("full_dataset_trial:FullDatasetTrial"), run_dir, info, 2)
+    found = records(run_dir)
+    assert [r["iteration"] for r in found if r["kind"] == "interval"] == [2, 4]
+    assert found[-1]["kind"] == "epoch" and found[-1]["iteration"] == 4    # stopped: validated and checkpointed
+    assert all(r["validated"] == 16 and 0 <= r["validation_error"] <= 1 for r in found)
+    assert [r["train_samples_seen"] for r in found if r["kind"] == "interval"] == [16, 16]   # 2 batches of 8
+    assert final_state(run_dir)["global_iter"] == 4

@@ -74,6 +74,7 @@ class PyTorchTrialContext:
         self.models: list[torch.nn.Module] = []
         self.optimizers: list[torch.optim.Optimizer] = []
         self.lr_schedulers: list[LRScheduler] = []
+        self.reducers: list[tuple[Any, str, bool, bool]] = []
         self._stop_requested = False
         self._enable_tensorboard_logging = True
         self._writer: Any = None
@@ -177,6 +178,19 @@ class PyTorchTrialContext:
             raise ValueError("wrap_lr_scheduler: the scheduler must use an optimizer returned by wrap_optimizer()")
         self.lr_schedulers.append(LRScheduler(lr_scheduler, step_mode, frequency))
         return lr_scheduler
+
+    def wrap_reducer(self, reducer: Any, name: str | None = None, for_training: bool = True,
+                     for_validation: bool = True) -> Any:
+        """A custom metric reduced over every rank (reducers.py); a plain function becomes a reducer with
+        `update(value)`. Returns the reducer."""
+        from playground.determined.trials.reducers import MetricReducer, SimpleReducer
+        if not isinstance(reducer, MetricReducer):
+            reducer = SimpleReducer(reducer)
+        if not name:
+            raise ValueError("wrap_reducer: give the metric a name (a reducer returning a dict of metrics is not "
+                             "supported by playground)")
+        self.reducers.append((reducer, name, for_training, for_validation))
+        return reducer
 
     def wrap_scaler(self, scaler: Any) -> Any:
         return scaler

@@ -4,7 +4,8 @@
   added the first time a name appears (every rank sees the same names) and the names are part of this hook's
   state, so a resumed run has its meters before their per-rank sums are loaded. Training metrics are recorded as
   `train_<name>` (Determined keeps training and validation metrics apart; one record holds both here), validation
-  metrics under their own names. Each is the mean over batches, and over ranks, as Determined's default reducer.
+  metrics under their own names. Each is the mean over batches and ranks (Determined's default reducer), or for
+  validation what the trial's `evaluation_reducer()` says; `context.wrap_reducer` reducers are meters too.
 - LR schedulers (context.wrap_lr_scheduler): stepped at epoch ends here (every batch: loop.py); their
   states are checkpointed.
 - Ranks: before training, rank 0's parameters and buffers go to every rank (as DDP does when it wraps a model);
@@ -14,22 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
 
 from playground.trainer.hook import Hook
-from playground.trainer.meters import Meter
-
-
-class BatchMean(Meter):
-    """The mean of one named value over the batches that returned it (and over ranks)."""
-
-    def Add(self, blobs: Any) -> None:
-        try:
-            value = blobs[self.blob_name]
-        except KeyError:      # this batch did not return it (a GAN's alternating steps)
-            return
-        self.total = self.total + torch.as_tensor(value).detach().double().cpu()
-        self.count = self.count + 1.0
+from playground.determined.trials.reducers import CustomReducerMeter, ReducedMetric, Reducer
 
 
 class DeterminedHook(Hook):
@@ -42,6 +30,13 @@ class DeterminedHook(Hook):
         context = trainer.det.context
         self._buffers = [b for net in context.models for b in net.buffers()]
         self._distributed = trainer.world_size > 1
+        chosen = getattr(trainer.det.trial, "evaluation_reducer", None)
+        chosen = chosen() if callable(chosen) else Reducer.AVG
+        self._reducers = chosen if isinstance(chosen, dict) else {}
+        self._default_reducer = chosen if isinstance(chosen, Reducer) else Reducer.AVG
+        for reducer, name, for_training, for_validation in context.reducers:
+            trainer.book.add_meter(name if for_validation else _meter_name(name, True),
+                                   CustomReducerMeter(reducer, name), not for_validation, None)
 
     # ------------------------------------------------------------------ metrics
     def add(self, is_train: bool, values: dict, samples: int) -> None:
@@ -58,7 +53,8 @@ class DeterminedHook(Hook):
 
     def _add_meter(self, name: str, key: str, is_train: bool) -> None:
         book = self.trainer.book
-        book.add_meter(name, BatchMean(blob_name=key), is_train, None)
+        how = Reducer.AVG if is_train else self._reducers.get(key, self._default_reducer)
+        book.add_meter(name, ReducedMetric(key, how), is_train, None)
         book.metrics[name]["output"].extend(record.get(name) for record in book.records)
         self.names["train" if is_train else "validation"].append(key)
 

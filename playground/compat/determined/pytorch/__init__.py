@@ -6,6 +6,7 @@ from playground.determined.trials.trial import Batch, Epoch, PyTorchTrial, Train
 from playground.determined.trials.context import PyTorchTrialContext
 from playground.determined.trials.data_loader import DataLoader, TorchData, to_device
 from playground.determined.trials.lr_scheduler import LRScheduler
+from playground.determined.trials.reducers import MetricReducer, Reducer
 
-__all__ = ["Batch", "DataLoader", "Epoch", "LRScheduler", "PyTorchTrial", "PyTorchTrialContext", "TorchData",
-           "TrainUnit", "Trainer", "init", "to_device"]
+__all__ = ["Batch", "DataLoader", "Epoch", "LRScheduler", "MetricReducer", "PyTorchTrial", "PyTorchTrialContext",
+           "Reducer", "TorchData", "TrainUnit", "Trainer", "init", "to_device"]
