@@ -12,8 +12,8 @@ import sys
 import pytest
 
 from tests.conftest import HANG
-from tests.determined.ranks import (COMPAT, REPO, TRIALS, assert_same_training, interrupt, output, records, run,
-                                    trial_main)
+from tests.determined.ranks import (COMPAT, REPO, TRIALS, assert_same_training, final_state, interrupt, output,
+                                    records, run, trial_main)
 
 TRAIN = [sys.executable, "train.py", "--epochs", "2"]
 
@@ -56,3 +56,10 @@ def test_a_bare_script_without_cluster_info_trains_locally_into_runs(tmp_path):
 def test_the_harness_builds_a_trial_that_takes_context_and_hparams(tmp_path):
     run(trial_main("train:MNistTrial"), tmp_path / "run", info(max_length={"batches": 2}), 1)
     assert max(r["iteration"] for r in records(tmp_path / "run")) == 2
+
+
+def test_test_mode_trains_one_batch_then_validates_and_checkpoints(tmp_path):
+    run(TRAIN, tmp_path / "run", info(test_mode=True), 1)
+    found = records(tmp_path / "run")
+    assert found[-1]["kind"] == "epoch" and found[-1]["iteration"] == 1 and "validation_loss" in found[-1]
+    assert final_state(tmp_path / "run")["global_iter"] == 1
