@@ -75,6 +75,16 @@ def interrupt(command: list[str], run_dir: Path, info: dict, ranks: int, how: in
     return wait(processes, run_dir)
 
 
+def kill_and_rerun(command: list[str], run_dir: Path, info: dict, ranks: int, whole: Path) -> None:
+    """SIGKILL every rank of a session once its batch-4 checkpoint exists, re-run it in the same folder, and check
+    that it ends as the uninterrupted run in `whole` did, bitwise."""
+    codes = interrupt(command, run_dir, info, ranks, signal.SIGKILL, after="checkpoints/model_checkpoint_epoch0_iter4.pt")
+    assert codes == [-signal.SIGKILL] * ranks
+    run(command, run_dir, info, ranks)
+    assert "resumed from" in output(run_dir)
+    assert_same_training(run_dir, whole)
+
+
 def final_state(run_dir: Path) -> dict:
     """The final checkpoint's state: every model, optimizer and hook."""
     from playground.checkpoints.files import read_pointer

@@ -2,13 +2,13 @@
 playground's loop, resumed exactly after a SIGKILL, checkpointed and exiting 75 after a SIGTERM."""
 from __future__ import annotations
 
-import json
 import signal
 
 import pytest
 
 from playground.processes.exit_codes import EXIT_STOPPED
-from tests.determined.ranks import assert_same_training, final_state, interrupt, output, records, run, trial_main
+from tests.determined.ranks import (assert_same_training, final_state, interrupt, kill_and_rerun, output, records, run,
+                                    trial_main)
 
 MNIST = trial_main("mnist_trial:MNistTrial")
 
@@ -52,13 +52,7 @@ def test_a_trial_trains_into_the_run_folder_with_validation_and_training_records
 
 @pytest.mark.parametrize("ranks", [1, 2])
 def test_a_trial_killed_mid_run_resumes_to_the_uninterrupted_result_bitwise(uninterrupted, tmp_path, ranks):
-    run_dir = tmp_path / "run"
-    codes = interrupt(MNIST, run_dir, mnist_info(), ranks, signal.SIGKILL,
-                      after="checkpoints/model_checkpoint_epoch0_iter4.pt")
-    assert codes == [-signal.SIGKILL] * ranks
-    run(MNIST, run_dir, mnist_info(), ranks)
-    assert "resumed from" in output(run_dir)
-    assert_same_training(run_dir, uninterrupted(ranks))
+    kill_and_rerun(MNIST, tmp_path / "run", mnist_info(), ranks, uninterrupted(ranks))
 
 
 def test_a_sigterm_checkpoints_exits_75_and_the_rerun_ends_as_the_uninterrupted_run(uninterrupted, tmp_path):

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import glob
 import os
-import signal
 import subprocess
 import sys
 
 import pytest
 
 from tests.conftest import HANG
-from tests.determined.ranks import (COMPAT, REPO, TRIALS, assert_same_training, final_state, interrupt, output,
-                                    records, run, trial_main)
+from tests.determined.ranks import COMPAT, REPO, TRIALS, final_state, kill_and_rerun, records, run, trial_main
 
 TRAIN = [sys.executable, "train.py", "--epochs", "2"]
 
@@ -29,12 +27,7 @@ def test_a_trainer_api_script_killed_mid_run_resumes_to_the_uninterrupted_result
     whole = tmp_path / "whole"
     run(TRAIN, whole, info(), ranks)
     assert [r["iteration"] for r in records(whole) if r["kind"] == "epoch"] == [6, 12]
-    cut = tmp_path / "cut"
-    codes = interrupt(TRAIN, cut, info(), ranks, signal.SIGKILL, after="checkpoints/model_checkpoint_epoch0_iter4.pt")
-    assert codes == [-signal.SIGKILL] * ranks
-    run(TRAIN, cut, info(), ranks)
-    assert "resumed from" in output(cut)
-    assert_same_training(cut, whole)
+    kill_and_rerun(TRAIN, tmp_path / "cut", info(), ranks, whole)
 
 
 def test_the_cluster_infos_searcher_length_wins_over_the_scripts(tmp_path):

@@ -4,11 +4,10 @@ a run killed mid-way resumes to the uninterrupted result bitwise."""
 from __future__ import annotations
 
 import json
-import signal
 
 import pytest
 
-from tests.determined.ranks import assert_same_training, final_state, interrupt, output, records, run, trial_main
+from tests.determined.ranks import final_state, kill_and_rerun, records, run, trial_main
 
 GAN = trial_main("gan_trial:GANTrial")
 
@@ -35,9 +34,4 @@ def test_a_two_model_trial_killed_mid_run_resumes_to_the_uninterrupted_result_bi
     scalars = [json.loads(line) for line in (whole / "tensorboard" / "scalars.jsonl").read_text().splitlines()]
     assert [s["step"] for s in scalars] == list(range(10)) and {s["tag"] for s in scalars} == {"d_loss_per_batch"}
 
-    cut = tmp_path / "cut"
-    codes = interrupt(GAN, cut, gan_info(), ranks, signal.SIGKILL, after="checkpoints/model_checkpoint_epoch0_iter4.pt")
-    assert codes == [-signal.SIGKILL] * ranks
-    run(GAN, cut, gan_info(), ranks)
-    assert "resumed from" in output(cut)
-    assert_same_training(cut, whole)
+    kill_and_rerun(GAN, tmp_path / "cut", gan_info(), ranks, whole)

@@ -20,7 +20,6 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-import torch
 from torch.utils.data import DataLoader as TorchLoader, RandomSampler
 
 from playground.determined.cluster_file import read_cluster_file
