@@ -82,3 +82,12 @@ def test_full_dataset_validation_a_custom_reducer_and_a_stop_request_on_2_ranks(
     assert all(r["validated"] == 16 and 0 <= r["validation_error"] <= 1 for r in found)
     assert [r["train_samples_seen"] for r in found if r["kind"] == "interval"] == [16, 16]   # 2 batches of 8
     assert final_state(run_dir)["global_iter"] == 4
+
+
+def test_a_trial_without_any_length_is_refused_with_one_line_and_exit_2(tmp_path):
+    from tests.determined.ranks import start, wait
+    run_dir = tmp_path / "run"
+    codes = wait(start(MNIST, run_dir, dict(mnist_info(), max_length=None), 1), run_dir)
+    assert codes == [2]
+    said = output(run_dir)
+    assert "playground: error: fit(): max_length is required" in said and "Traceback" not in said

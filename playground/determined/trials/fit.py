@@ -26,10 +26,14 @@ from playground.determined.cluster_file import read_cluster_file
 from playground.determined.trials.trial import Batch, Epoch, TrainUnit, evaluates_full_dataset, takes_batch_index
 from playground.determined.trials.data_loader import DataLoader
 from playground.options.layers import OptsError
-from playground.processes.exit_codes import EXIT_DONE, EXIT_STOPPED, EXIT_USAGE
+from playground.processes.exit_codes import EXIT_DONE, EXIT_STOPPED, EXIT_USAGE, UserError
 
 LOOP, SLOTS = "playground.determined.trials.loop", "playground.determined.trials.components"
 HOOK = "playground.determined.trials.loop_hook"
+
+
+class TrialUsageError(UserError, ValueError):
+    """The trial or fit()'s arguments cannot be run; the message says what and how to fix it."""
 
 
 @dataclass
@@ -61,26 +65,10 @@ def fit_trial(trial: Any, context: Any, max_length: TrainUnit | None = None,
     """Train `trial` to `max_length` (the cluster info's, when it gives one); returns when done, exits the
     process with 75 when stopped (after a checkpoint) or 1 when the run failed."""
     from playground.launch.spawn import launch
-    from playground.trainer.trial_adapter import TrialError
-    cluster = read_cluster_file() or {}
-    max_length = TrainUnit.from_config(cluster.get("max_length"), _global_batch(context)) or max_length
-    if cluster.get("test_mode"):
-        test_mode = True
-    if max_length is None and not test_mode:
-        raise ValueError("fit(): max_length is required (pytorch.Epoch(n) or pytorch.Batch(n)) when the experiment "
-                         "configuration gives no searcher length")
-    train, train_shuffle = _torch_loader(trial.build_training_data_loader(), "build_training_data_loader")
-    validation, _ = _torch_loader(trial.build_validation_data_loader(), "build_validation_data_loader")
-    session = TrialSession(trial=trial, context=context, train_data=train, validation_data=validation,
-                           validation_loader=validation, full_dataset=evaluates_full_dataset(trial),
-                           evaluate_takes_index=takes_batch_index(trial), max_batches=None)
-    run_dir = _run_dir(cluster, context)
-    context.run_dir = run_dir
-    layers, session.max_batches = _opts_layers(session, context, cluster, max_length, validation_period,
-                                               checkpoint_period, test_mode, train_shuffle)
     try:
-        prepared = _prepare(layers, run_dir)
-    except (OptsError, TrialError) as err:
+        session, prepared = _prepared_session(trial, context, max_length, validation_period, checkpoint_period,
+                                              test_mode)
+    except UserError as err:   # before training: one line, exit 2, as for any run's unusable input
         print(f"playground: error: {err}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
     code = launch(prepared, DeterminedFit(session))
@@ -88,6 +76,30 @@ def fit_trial(trial: Any, context: Any, max_length: TrainUnit | None = None,
         sys.exit(EXIT_STOPPED)
     if code != EXIT_DONE:
         sys.exit(code)
+
+
+def _prepared_session(trial: Any, context: Any, max_length: TrainUnit | None, validation_period: TrainUnit | None,
+                      checkpoint_period: TrainUnit | None, test_mode: bool) -> tuple[TrialSession, Any]:
+    cluster = read_cluster_file() or {}
+    try:
+        max_length = TrainUnit.from_config(cluster.get("max_length"), _global_batch(context)) or max_length
+        full_dataset = evaluates_full_dataset(trial)
+    except (TypeError, ValueError) as err:
+        raise TrialUsageError(str(err)) from None
+    test_mode = test_mode or bool(cluster.get("test_mode"))
+    if max_length is None and not test_mode:
+        raise TrialUsageError("fit(): max_length is required (pytorch.Epoch(n) or pytorch.Batch(n)) when the "
+                              "experiment configuration gives no searcher length")
+    train, train_shuffle = _torch_loader(trial.build_training_data_loader(), "build_training_data_loader")
+    validation, _ = _torch_loader(trial.build_validation_data_loader(), "build_validation_data_loader")
+    session = TrialSession(trial=trial, context=context, train_data=train, validation_data=validation,
+                           validation_loader=validation, full_dataset=full_dataset,
+                           evaluate_takes_index=takes_batch_index(trial), max_batches=None)
+    run_dir = _run_dir(cluster, context)
+    context.run_dir = run_dir
+    layers, session.max_batches = _opts_layers(session, context, cluster, max_length, validation_period,
+                                               checkpoint_period, test_mode, train_shuffle)
+    return session, _prepare(layers, run_dir)
 
 
 def _global_batch(context: Any) -> int:
@@ -102,8 +114,8 @@ def _torch_loader(data: Any, method: str) -> tuple[Any, bool]:
         return data, isinstance(data.sampler, RandomSampler)
     if data is None and method == "build_validation_data_loader":
         return None, False
-    raise TypeError(f"{method}() must return a determined.pytorch.DataLoader or a torch DataLoader, got "
-                    f"{type(data).__name__}")
+    raise TrialUsageError(f"{method}() must return a determined.pytorch.DataLoader or a torch DataLoader, got "
+                          f"{type(data).__name__}")
 
 
 def _run_dir(cluster: dict, context: Any) -> str:
@@ -169,7 +181,7 @@ def _exp(context: Any) -> dict:
 def _batch_size(loader: Any) -> int:
     size = getattr(loader, "batch_size", None)
     if not size:
-        raise ValueError("the trial's data loaders must batch (batch_size set)")
+        raise TrialUsageError("the trial's data loaders must batch (batch_size set)")
     return int(size)
 
 
