@@ -58,6 +58,15 @@ class DeterminedHook(Hook):
         book.metrics[name]["output"].extend(record.get(name) for record in book.records)
         self.names["train" if is_train else "validation"].append(key)
 
+    def after_record(self, record: dict) -> None:
+        """A record at the end of training inside an epoch (max_length in batches, a stop request) says how far
+        into the epoch it is, not that the epoch was completed (ASHA reads `epochs`)."""
+        trainer = self.trainer
+        done = trainer.global_iter - record["epoch"] * trainer.epoch_iterations
+        if record["kind"] == "epoch" and done < trainer.epoch_iterations:
+            record["epoch_iter"], record["epochs"] = done, record["epoch"] + done / trainer.epoch_iterations
+            trainer.book.record_epochs[-1] = record["epochs"]
+
     def before_test(self, kind: str) -> None:
         self.eval_batches = 0
 
