@@ -2,6 +2,7 @@
 playground's loop, resumed exactly after a SIGKILL, checkpointed and exiting 75 after a SIGTERM."""
 from __future__ import annotations
 
+import json
 import signal
 
 import pytest
@@ -72,7 +73,7 @@ def test_the_harness_refuses_a_missing_class_with_exit_2(tmp_path):
     assert "mnist_trial defines no class NoSuchTrial" in output(run_dir)
 
 
-def test_full_dataset_validation_a_custom_reducer_and_a_stop_request_on_2_ranks(tmp_path):
+def test_full_dataset_validation_a_custom_reducer_a_callback_and_a_stop_request_on_2_ranks(tmp_path):
     run_dir = tmp_path / "run"
     info = dict(mnist_info(), experiment_config={"min_validation_period": {"batches": 2}})
     run(trial_main("full_dataset_trial:FullDatasetTrial"), run_dir, info, 2)
@@ -81,7 +82,10 @@ def test_full_dataset_validation_a_custom_reducer_and_a_stop_request_on_2_ranks(
     assert found[-1]["kind"] == "epoch" and found[-1]["iteration"] == 4    # stopped: validated and checkpointed
     assert all(r["validated"] == 16 and 0 <= r["validation_error"] <= 1 for r in found)
     assert [r["train_samples_seen"] for r in found if r["kind"] == "interval"] == [16, 16]   # 2 batches of 8
-    assert final_state(run_dir)["global_iter"] == 4
+    state = final_state(run_dir)
+    assert state["global_iter"] == 4 and state["hooks"]["determined"]["callbacks"] == {"validation_log": {"validations": 3}}
+    logged = [json.loads(line) for line in (run_dir / "tensorboard" / "scalars.jsonl").read_text().splitlines()]
+    assert [s["value"] for s in logged] == [r["validation_error"] for r in found]
 
 
 def test_a_trial_without_any_length_is_refused_with_one_line_and_exit_2(tmp_path):

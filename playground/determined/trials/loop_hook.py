@@ -8,6 +8,7 @@
   validation what the trial's `evaluation_reducer()` says; `context.wrap_reducer` reducers are meters too.
 - LR schedulers (context.wrap_lr_scheduler): stepped at epoch ends here (every batch: loop.py); their
   states are checkpointed.
+- Callbacks (the trial's build_callbacks(), callbacks.py): called at the matching stages, checkpointed by name.
 - Ranks: before training, rank 0's parameters and buffers go to every rank (as DDP does when it wraps a model);
   before each batch, rank 0's buffers (batch-norm statistics), as DDP's forward does.
 """
@@ -17,6 +18,7 @@ from typing import Any
 
 
 from playground.trainer.hook import Hook
+from playground.determined.trials.callbacks import trial_callbacks
 from playground.determined.trials.reducers import CustomReducerMeter, ReducedMetric, Reducer
 
 
@@ -34,6 +36,7 @@ class DeterminedHook(Hook):
         chosen = chosen() if callable(chosen) else Reducer.AVG
         self._reducers = chosen if isinstance(chosen, dict) else {}
         self._default_reducer = chosen if isinstance(chosen, Reducer) else Reducer.AVG
+        self.callbacks = trial_callbacks(trainer.det.trial)
         for reducer, name, for_training, for_validation in context.reducers:
             trainer.book.add_meter(name if for_validation else _meter_name(name, True),
                                    CustomReducerMeter(reducer, name), not for_validation, None)
@@ -66,12 +69,23 @@ class DeterminedHook(Hook):
         if record["kind"] == "epoch" and done < trainer.epoch_iterations:
             record["epoch_iter"], record["epochs"] = done, record["epoch"] + done / trainer.epoch_iterations
             trainer.book.record_epochs[-1] = record["epochs"]
+        validated = {key: record[key] for key in self.names["validation"] if record.get(key) is not None}
+        if validated:
+            self._call("on_validation_end", validated)
 
     def before_test(self, kind: str) -> None:
         self.eval_batches = 0
+        self._call("on_validation_start")
+        self._call("on_validation_epoch_start")
+
+    def _call(self, stage: str, *args: Any) -> None:
+        for callback in self.callbacks.values():
+            getattr(callback, stage)(*args)
 
     # ------------------------------------------------------------------ schedulers and ranks
     def before_train(self) -> None:
+        self._call("on_trial_startup", self.trainer.global_iter, None)
+        self._call("on_training_start")
         if self._distributed:
             import torch.distributed as dist
             for net in self.trainer.det.context.models:
@@ -84,17 +98,26 @@ class DeterminedHook(Hook):
             for buffer in self._buffers:
                 dist.broadcast(buffer.data, 0)
 
+    def before_epoch(self, epoch: int) -> None:
+        if self.trainer.start_epoch_iter == 0:     # not a resume inside the epoch
+            self._call("on_training_epoch_start", epoch)
+
     def after_epoch(self, epoch: int) -> None:
         trainer = self.trainer
         if trainer.global_iter < (epoch + 1) * trainer.epoch_iterations:
             return     # training ended inside this epoch (max_length in batches, a stop request): no epoch end
         for scheduler in self.trainer.det.context.lr_schedulers:
             scheduler.after_epoch(epoch + 1)
+        self._call("on_training_epoch_end", epoch)
+
+    def after_train(self) -> None:
+        self._call("on_trial_shutdown")
 
     # ------------------------------------------------------------------ state
     def state_dict(self) -> dict:
         return {"metric_names": {k: list(v) for k, v in self.names.items()},
-                "lr_schedulers": [s.state_dict() for s in self.trainer.det.context.lr_schedulers]}
+                "lr_schedulers": [s.state_dict() for s in self.trainer.det.context.lr_schedulers],
+                "callbacks": {name: callback.state_dict() for name, callback in self.callbacks.items()}}
 
     def load_state_dict(self, state: dict) -> None:
         for phase, keys in state.get("metric_names", {}).items():
@@ -109,6 +132,9 @@ class DeterminedHook(Hook):
                              f"{len(schedulers)}: it is not this trial's checkpoint")
         for scheduler, scheduler_state in zip(schedulers, saved):
             scheduler.load_state_dict(scheduler_state)
+        for name, callback_state in state.get("callbacks", {}).items():
+            if name in self.callbacks:
+                self.callbacks[name].load_state_dict(callback_state)
 
 
 def _meter_name(key: str, is_train: bool) -> str:
