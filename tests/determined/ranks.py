@@ -1,9 +1,9 @@
 """Starting a Determined trial's processes as the runner will: a cluster file in the run folder, torchrun's
 variables per rank (gloo on CPU), PYTHONPATH with playground's `determined` first, cwd the context directory.
 
-Until det-core's runner (playground.determined.command_run) and its top-level `determined` package land, the
-tests start the ranks here with subprocess (the lead switches them to the runner) and put
-playground/compat on PYTHONPATH so `import determined` is ours.
+The tests start the ranks here with subprocess, with the runner's on-path folder (command_run.ON_PATH) first on
+PYTHONPATH so `import determined` is ours, because they SIGKILL and SIGTERM the ranks themselves; runs through
+the runner itself (`playground run EXPERIMENT.yaml`) are test_mnist_examples.py's.
 """
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ from pathlib import Path
 import torch
 
 from playground.determined.cluster_file import CLUSTER_ENV, write_cluster_file
+from playground.determined.command_run import ON_PATH
 from tests.conftest import HANG, REPO
 
 TRIALS = Path(__file__).resolve().parent / "trials"
-COMPAT = REPO / "playground" / "compat"
 TIMING_KEYS = ("samples_per_sec", "secs_per_train", "wall_time")
 
 
@@ -40,7 +40,7 @@ def start(command: list[str], run_dir: Path, info: dict, ranks: int, env: dict |
     port = str(free_port())
     processes = []
     for rank in range(ranks):
-        rank_env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=f"{COMPAT}{os.pathsep}{REPO}",
+        rank_env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=f"{ON_PATH}{os.pathsep}{REPO}",
                         **{CLUSTER_ENV: path}, RANK=str(rank), WORLD_SIZE=str(ranks), LOCAL_RANK=str(rank),
                         LOCAL_WORLD_SIZE=str(ranks), MASTER_ADDR="127.0.0.1", MASTER_PORT=port, **(env or {}))
         log = open(run_dir / f"rank{rank}.out", "a")

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from tests.conftest import HANG
-from tests.determined.ranks import COMPAT, REPO, TRIALS, final_state, kill_and_rerun, records, run, trial_main
+from tests.determined.ranks import ON_PATH, REPO, TRIALS, final_state, kill_and_rerun, records, run, trial_main
 
 TRAIN = [sys.executable, "train.py", "--epochs", "2"]
 
@@ -36,7 +36,7 @@ def test_the_cluster_infos_searcher_length_wins_over_the_scripts(tmp_path):
 
 
 def test_a_bare_script_without_cluster_info_trains_locally_into_runs(tmp_path):
-    env = dict(os.environ, PYTHONPATH=f"{COMPAT}{os.pathsep}{REPO}")
+    env = dict(os.environ, PYTHONPATH=f"{ON_PATH}{os.pathsep}{REPO}")
     env.pop("PLAYGROUND_DETERMINED", None)
     done = subprocess.run([sys.executable, str(TRIALS / "train.py"), "--batches", "2"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=HANG)

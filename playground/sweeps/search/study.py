@@ -13,7 +13,7 @@ from typing import Any
 
 from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder
-from playground.sweeps.inputs.space import Param, constants, grid_points
+from playground.sweeps.inputs.space import Param, constants, grid_points, space_size
 from playground.sweeps.inputs.spec import Objective, SweepSpec
 
 STUDY_NAME = "sweep"   # the journal's study; a shared database's has a name of its own (storages.locate)
@@ -91,7 +91,7 @@ def distributions(space: list[Param], grid: bool) -> dict[str, Any]:
 def _distribution(p: Param) -> Any:
     import optuna
     if p.type == "categorical":
-        return optuna.distributions.CategoricalDistribution(list(p.vals))
+        return optuna.distributions.CategoricalDistribution(p.finite_values())   # each choice once
     if p.type == "int":
         return optuna.distributions.IntDistribution(int(p.minval), int(p.maxval))
     if p.type == "double":
@@ -155,12 +155,23 @@ def budget(spec: SweepSpec, upf_lines: list) -> int:
         return len(upf_lines)
     if spec.searcher_name == "grid":
         return len(grid_points(spec.space))
-    return sampled_budget(spec.searcher)
+    return sampled_budget(spec.searcher, spec.space)
 
 
-def sampled_budget(searcher: dict) -> int:
-    """The budget of a searcher that samples (not grid, not upf): its max_trials."""
-    return int(searcher.get("max_trials") or 1)
+def sampled_budget(searcher: dict, space: list[Param]) -> int:
+    """The budget of a searcher that samples (not grid, not upf): its max_trials, or the number of points of a
+    space that has fewer (each point runs once)."""
+    total, size = int(searcher.get("max_trials") or 1), space_size(space)
+    return total if size is None else min(total, size)
+
+
+def space_note(spec: SweepSpec) -> str | None:
+    """The line said before a sampling sweep starts when its space has fewer points than max_trials."""
+    size, total = space_size(spec.space), int(spec.searcher.get("max_trials") or 1)
+    if spec.searcher_name in ("grid", "upf") or size is None or size >= total:
+        return None
+    return (f"note: the space has {size} distinct points, fewer than max_trials {total}: the sweep runs {size} "
+            f"trials, each point once")
 
 
 def counted(trials: list) -> list:
