@@ -30,9 +30,13 @@ def test_a_trainer_api_script_killed_mid_run_resumes_to_the_uninterrupted_result
     kill_and_rerun(TRAIN, tmp_path / "cut", info(), ranks, whole)
 
 
-def test_the_cluster_infos_searcher_length_wins_over_the_scripts(tmp_path):
-    run(TRAIN, tmp_path / "run", info(max_length={"batches": 3}), 1)
-    assert max(r["iteration"] for r in records(tmp_path / "run")) == 3
+def test_the_searcher_length_wins_over_the_scripts_and_perform_initial_validation_validates_first(tmp_path):
+    run(TRAIN, tmp_path / "run", dict(info(max_length={"batches": 3}),
+                                      experiment_config={"perform_initial_validation": True}), 1)
+    found = records(tmp_path / "run")
+    assert max(r["iteration"] for r in found) == 3
+    assert (found[0]["kind"], found[0]["iteration"], found[0]["epochs"]) == ("epoch", 0, 0)
+    assert found[0]["validation_loss"] > 0 and "train_loss" not in found[0]   # nothing trained yet
 
 
 def test_a_bare_script_without_cluster_info_trains_locally_into_runs(tmp_path):

@@ -79,6 +79,7 @@ class PyTorchTrialContext:
         self._enable_tensorboard_logging = True
         self._writer: Any = None
         self._current_batch_idx: int | None = None
+        self._initial_batch = 0
         self._epoch_len: int | None = None
         global_batch = (self._hparams or {}).get("global_batch_size")
         self._global_batch_size = int(global_batch) if global_batch is not None else None
@@ -124,6 +125,10 @@ class PyTorchTrialContext:
 
     def get_trial_seed(self) -> int:
         return self._seed
+
+    def get_initial_batch(self) -> int:
+        """The batch this session of the run started from (0, or where a resumed run continues)."""
+        return self._initial_batch
 
     def get_stop_requested(self) -> bool:
         return self._stop_requested

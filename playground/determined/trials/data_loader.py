@@ -15,6 +15,12 @@ from playground.data.batch_stream import to_device  # noqa: F401  (determined.py
 TorchData = Any   # Union[Dict[str, torch.Tensor], Sequence[torch.Tensor], torch.Tensor] in Determined
 
 
+def data_length(data: Any) -> int:
+    """Samples in a batch of any structure (Determined's `pytorch.data_length`)."""
+    from playground.trainer.meters import samples_in
+    return samples_in(data)
+
+
 class DataLoader:
     """`determined.pytorch.DataLoader(dataset, batch_size=1, shuffle=False, ...)`: torch's signature."""
 

@@ -47,6 +47,7 @@ class TrialSession:
     full_dataset: bool
     evaluate_takes_index: bool
     max_batches: int | None
+    initial_validation: bool = False
 
 
 @dataclass(frozen=True)
@@ -61,13 +62,14 @@ class DeterminedFit:
 
 def fit_trial(trial: Any, context: Any, max_length: TrainUnit | None = None,
               validation_period: TrainUnit | None = None, checkpoint_period: TrainUnit | None = None,
-              test_mode: bool = False) -> None:
+              test_mode: bool = False, step_zero_validation: bool = False) -> None:
     """Train `trial` to `max_length` (the cluster info's, when it gives one); returns when done, exits the
     process with 75 when stopped (after a checkpoint) or 1 when the run failed."""
     from playground.launch.spawn import launch
     try:
         session, prepared = _prepared_session(trial, context, max_length, validation_period, checkpoint_period,
                                               test_mode)
+        session.initial_validation = step_zero_validation or bool(_exp(context).get("perform_initial_validation"))
     except UserError as err:   # before training: one line, exit 2, as for any run's unusable input
         print(f"playground: error: {err}", file=sys.stderr)
         sys.exit(EXIT_USAGE)

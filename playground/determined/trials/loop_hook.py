@@ -84,13 +84,17 @@ class DeterminedHook(Hook):
 
     # ------------------------------------------------------------------ schedulers and ranks
     def before_train(self) -> None:
-        self._call("on_trial_startup", self.trainer.global_iter, None)
+        trainer = self.trainer
+        trainer.det.context._initial_batch = trainer.global_iter
+        self._call("on_trial_startup", trainer.global_iter, None)
         self._call("on_training_start")
         if self._distributed:
             import torch.distributed as dist
-            for net in self.trainer.det.context.models:
+            for net in trainer.det.context.models:
                 for tensor in [*net.parameters(), *net.buffers()]:
                     dist.broadcast(tensor.data, 0)
+        if trainer.det.initial_validation and trainer.global_iter == 0 and not trainer.book.records:
+            trainer.hooks.get("record_points").record(trainer.epoch, 0, "epoch")   # perform_initial_validation
 
     def share_buffers(self) -> None:
         if self._distributed and self._buffers:

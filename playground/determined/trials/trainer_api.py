@@ -51,7 +51,9 @@ class Trainer:
             step_zero_validation: bool = False, test_mode: bool = False, profiling_enabled: bool = False) -> None:
         """Train to `max_length` (the experiment's searcher length, when the cluster info gives one). Training
         metrics are in every record of metrics.jsonl (`reporting_period` is not needed); the run resumes from its
-        run folder's newest checkpoint (`latest_checkpoint` is accepted, not needed)."""
+        run folder's newest checkpoint (`latest_checkpoint` is accepted, not needed); `step_zero_validation` (or
+        the configuration's perform_initial_validation) validates before the first batch."""
         from playground.determined.trials.fit import fit_trial
         fit_trial(self._trial, self._context, max_length=max_length, validation_period=validation_period,
-                  checkpoint_period=checkpoint_period, test_mode=test_mode)
+                  checkpoint_period=checkpoint_period, test_mode=test_mode,
+                  step_zero_validation=step_zero_validation)

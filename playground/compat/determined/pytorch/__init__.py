@@ -5,9 +5,9 @@ from playground.determined.trials.trainer_api import Trainer, init
 from playground.determined.trials.trial import Batch, Epoch, PyTorchTrial, TrainUnit
 from playground.determined.trials.callbacks import PyTorchCallback
 from playground.determined.trials.context import PyTorchTrialContext
-from playground.determined.trials.data_loader import DataLoader, TorchData, to_device
+from playground.determined.trials.data_loader import DataLoader, TorchData, data_length, to_device
 from playground.determined.trials.lr_scheduler import LRScheduler
 from playground.determined.trials.reducers import MetricReducer, Reducer
 
 __all__ = ["Batch", "DataLoader", "Epoch", "LRScheduler", "MetricReducer", "PyTorchCallback", "PyTorchTrial", "PyTorchTrialContext",
-           "Reducer", "TorchData", "TrainUnit", "Trainer", "init", "to_device"]
+           "Reducer", "TorchData", "TrainUnit", "Trainer", "data_length", "init", "to_device"]
