@@ -48,6 +48,7 @@ class TrialSession:
     evaluate_takes_index: bool
     max_batches: int | None
     initial_validation: bool = False
+    under_runner: bool = False      # started by the runner, which writes the ranks' output to train.log
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,20 @@ class DeterminedFit:
 
     def run(self, trainer: Any) -> dict | None:
         trainer.det = self.session
+        if self.session.under_runner:
+            _leave_train_log_to_the_runner(trainer.run_dir)
         return trainer.buildModelAndTrain(trainer.opts)
+
+
+def _leave_train_log_to_the_runner(run_dir: str) -> None:
+    """The runner copies this process's output into train.log: the loop's own lines would be there twice."""
+    import logging
+    logger = logging.getLogger("playground")
+    for handler in list(logger.handlers):
+        if isinstance(handler, logging.FileHandler) and \
+                os.path.abspath(handler.baseFilename) == os.path.abspath(os.path.join(run_dir, "train.log")):
+            logger.removeHandler(handler)
+            handler.close()
 
 
 def fit_trial(trial: Any, context: Any, max_length: TrainUnit | None = None,
@@ -96,7 +110,8 @@ def _prepared_session(trial: Any, context: Any, max_length: TrainUnit | None, va
     validation, _ = _torch_loader(trial.build_validation_data_loader(), "build_validation_data_loader")
     session = TrialSession(trial=trial, context=context, train_data=train, validation_data=validation,
                            validation_loader=validation, full_dataset=full_dataset,
-                           evaluate_takes_index=takes_batch_index(trial), max_batches=None)
+                           evaluate_takes_index=takes_batch_index(trial), max_batches=None,
+                           under_runner=bool(cluster))
     run_dir = _run_dir(cluster, context)
     context.run_dir = run_dir
     layers, session.max_batches = _opts_layers(session, context, cluster, max_length, validation_period,
