@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from tests.conftest import REPO, run_cli
 from tests.determined.ranks import final_state, kill_and_rerun, records, run, trial_main
 
 GAN = trial_main("gan_trial:GANTrial")
@@ -36,3 +37,14 @@ def test_a_two_model_trial_killed_mid_run_resumes_to_the_uninterrupted_result_bi
     assert [s["step"] for s in scalars] == list(range(10)) and {s["tag"] for s in scalars} == {"d_loss_per_batch"}
 
     kill_and_rerun(GAN, tmp_path / "cut", gan_info(), ranks, whole)
+
+
+def test_the_gan_tutorial_runs_with_test_through_the_runner(tmp_path):
+    """experiments/determined_mnist/gan_mnist_pytorch (Determined's example, only data.py changed) under
+    `playground run const.yaml --test`: one batch of both models, a validation, a checkpoint of both."""
+    done = run_cli("run", str(REPO / "experiments" / "determined_mnist" / "gan_mnist_pytorch" / "const.yaml"), "--test",
+                   "--run-dir", str(tmp_path / "run"), script="playground")
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = records(tmp_path / "run")
+    assert found[-1]["iteration"] == 1 and found[-1]["loss"] > 0 and found[-1]["train_g_loss"] > 0
+    assert list(final_state(tmp_path / "run")["models"]) == ["model", "model_1"]
