@@ -29,6 +29,7 @@ class DeterminedHook(Hook):
         super().__init__(trainer)
         self.names: dict[str, list[str]] = {"train": [], "validation": []}
         self.eval_batches = 0
+        self._skipped: set[str] = set()
         context = trainer.det.context
         self._buffers = [b for net in context.models for b in net.buffers()]
         self._distributed = trainer.world_size > 1
@@ -46,13 +47,20 @@ class DeterminedHook(Hook):
         """One batch's metrics to the train or validation meters (added on first sight)."""
         named = {}
         for key, value in values.items():
-            if value is None:
+            if not _is_scalar(value):
+                self._skip(key, value)
                 continue
             name = _meter_name(key, is_train)
             if name not in self.trainer.book.metrics:
                 self._add_meter(name, key, is_train)
             named[key] = value
         self.trainer.book.add(is_train, None, None, None, named=named, samples=samples)
+
+    def _skip(self, key: str, value: Any) -> None:
+        if value is not None and key not in self._skipped:
+            self._skipped.add(key)
+            self.trainer.log.warning("metric %s is a %s, not a number: it is not recorded in metrics.jsonl", key,
+                                     type(value).__name__)
 
     def _add_meter(self, name: str, key: str, is_train: bool) -> None:
         book = self.trainer.book
@@ -139,6 +147,15 @@ class DeterminedHook(Hook):
         for name, callback_state in state.get("callbacks", {}).items():
             if name in self.callbacks:
                 self.callbacks[name].load_state_dict(callback_state)
+
+
+def _is_scalar(value: Any) -> bool:
+    """A number, or a tensor / array of one element (what a metric's mean can be taken of)."""
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    return callable(getattr(value, "numel", None)) and value.numel() == 1 or getattr(value, "size", None) == 1
 
 
 def _meter_name(key: str, is_train: bool) -> str:

@@ -57,4 +57,4 @@ class FullDatasetTrial(pytorch.PyTorchTrial):
         for data, labels in data_loader:
             wrong += (self.model(data).argmax(1) != labels).sum().item()
             total += len(labels)
-        return {"validation_error": wrong / total, "validated": total}
+        return {"validation_error": wrong / total, "validated": total, "note": "not a number"}
