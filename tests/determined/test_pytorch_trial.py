@@ -80,7 +80,8 @@ def test_full_dataset_validation_a_custom_reducer_a_callback_and_a_stop_request_
     found = records(run_dir)
     assert [r["iteration"] for r in found if r["kind"] == "interval"] == [2, 4]
     assert found[-1]["kind"] == "epoch" and found[-1]["iteration"] == 4    # stopped: validated and checkpointed
-    assert all(r["validated"] == 16 and 0 <= r["validation_error"] <= 1 and "note" not in r for r in found)
+    assert all(r["validated"] == 16 and r["ranks_agree"] == 1 and 0 <= r["validation_error"] <= 1 and "note" not in r
+               for r in found)
     assert [r["train_samples_seen"] for r in found if r["kind"] == "interval"] == [16, 16]   # 2 batches of 8
     state = final_state(run_dir)
     assert state["global_iter"] == 4 and state["hooks"]["determined"]["callbacks"] == {"validation_log": {"validations": 3}}

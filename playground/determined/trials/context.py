@@ -57,6 +57,33 @@ class DistributedContext:
     def get_cross_size(self) -> int:
         return self.cross_size
 
+    def get_num_agents(self) -> int:
+        return self.cross_size
+
+    # Collectives over the run's process group (up once training starts: not in the trial's __init__).
+    def allgather(self, stuff: Any) -> list:
+        """Every rank's `stuff` (picklable), in rank order, on every rank."""
+        if self.size < 2:
+            return [stuff]
+        import torch.distributed as dist
+        every: list = [None] * self.size
+        dist.all_gather_object(every, stuff)
+        return every
+
+    def gather(self, stuff: Any) -> list | None:
+        """Every rank's `stuff` on the chief (rank 0); None elsewhere."""
+        every = self.allgather(stuff)
+        return every if self.rank == 0 else None
+
+    def broadcast(self, stuff: Any) -> Any:
+        """The chief's `stuff`, on every rank."""
+        if self.size < 2:
+            return stuff
+        import torch.distributed as dist
+        box = [stuff]
+        dist.broadcast_object_list(box, 0)
+        return box[0]
+
 
 class PyTorchTrialContext:
     """The context a PyTorchTrial receives (`__init__(self, context)`); built by `det.pytorch.init()` or the
