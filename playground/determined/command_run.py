@@ -149,13 +149,12 @@ class _Runner:
         self.policy = RestartPolicy(0)
 
     def stop(self, _signum: int) -> None:
-        """First stop signal: SIGTERM to every rank (they checkpoint and return); a second: stop them now."""
+        """First stop signal: SIGTERM to every rank (they checkpoint and return); a second: SIGKILL them now.
+        Only signals are sent: this runs as a signal handler, maybe inside the main loop's own poll of a child,
+        so waiting for a child here (supervisor.kill) would wait for a lock that loop holds. The loop reaps."""
         self.stopping += 1
         for child in self.children:
-            if self.stopping == 1:
-                supervisor.signal_child(child)
-            else:
-                supervisor.kill(child)
+            supervisor.signal_child(child, signal.SIGTERM if self.stopping == 1 else signal.SIGKILL)
 
     def cluster_record(self) -> dict[str, Any]:
         latest = core_files.latest_checkpoint(self.run_dir)

@@ -24,12 +24,12 @@ from playground.sweeps.agents.heartbeat import AgentId
 from playground.sweeps.agents.lease import EXPIRED, RELEASED_STATES, UNDECIDED, Leases
 from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder
-from playground.sweeps.inputs.space import constants
 from playground.sweeps.inputs.spec import DEFAULT_GRACE_SECONDS, SweepSpec
 from playground.sweeps.search._optuna_private import storage_of, storage_trial_id, suggest_params
 from playground.sweeps.search.asha import AdaptiveAsha, make_brackets
 from playground.sweeps.search.distinct import sampler as distinct_sampler
-from playground.sweeps.search.study import counted, distributions, live_trial, make_sampler, sampled_budget, trial_id_of
+from playground.sweeps.search.study import (counted, distributions, live_trial, make_sampler, sampled_budget,
+                                           trial_id_of, trial_sets)
 
 WAIT = "wait"   # nothing to claim now, but a place may free up (ASHA brackets) or a lease may expire
 
@@ -110,7 +110,7 @@ class Coordinator:
             frozen = storage_of(self.study).get_trial(storage_trial_id(trial))
             sets = frozen.user_attrs.get("sets")
             if sets is None:
-                sets = {**constants(self.spec.space), **frozen.params}
+                sets = trial_sets(self.spec.space, frozen.params)
                 storage_of(self.study).set_trial_user_attr(storage_trial_id(trial), "sets", sets)
             if self.asha is not None and not frozen.user_attrs.get("extra"):
                 self.asha.add_trial(trial_id_of(frozen), bracket)
@@ -162,7 +162,7 @@ class Coordinator:
         """Sample (or take from the enqueued point) the params an asker killed midway did not store; the sets."""
         with self._ask_lock():     # checked against the other agents' points like an ask
             params = suggest_params(self.study, storage_trial_id(trial), self.dists)
-        sets = {**constants(self.spec.space), **params}
+        sets = trial_sets(self.spec.space, params)
         storage_of(self.study).set_trial_user_attr(storage_trial_id(trial), "sets", sets)
         return sets
 

@@ -27,6 +27,7 @@ from playground.sweeps.agents.agent import Agent, Outcome, SlotFailed
 from playground.sweeps.agents.coordinator import Coordinator
 from playground.sweeps.agents.heartbeat import AgentId, Heartbeat, agents_maybe_alive, heartbeat_path, read_heartbeats
 from playground.sweeps.errors import SweepError
+from playground.sweeps.files.module_maps import record_module_map, use_sweep_module_map
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.prepare import PreparedSweep, prepare_sweep, resumed_sweep
 from playground.sweeps.inputs.spec import SweepSpec, agent_settings, parse_spec
@@ -51,6 +52,7 @@ def run_sweep(prepared: PreparedSweep, sweep_dir: str, workers: int, quiet: bool
             folder.record_budget(spec.raw)
         else:
             folder.write_spec(spec.raw, spec.identity())
+        record_module_map(folder)
         return _agent(prepared, folder, workers, quiet, lock, storage=storage or prepared.spec.storage)
     finally:
         lock.close()
@@ -60,6 +62,7 @@ def run_agent(sweep_dir: str, workers: int, quiet: bool = False, storage: str | 
     """`sweep agent DIR`: work on an existing sweep as one more agent (the spec comes from DIR/sweep.json)."""
     folder = SweepFolder(sweep_dir)
     spec = parse_spec(folder.read_spec()["spec"], folder.root, origin=folder.spec_file)
+    use_sweep_module_map(folder, spec.base)
     light = resumed_sweep(spec)
     lock = init_lock(folder)
     try:

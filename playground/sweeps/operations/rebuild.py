@@ -21,7 +21,7 @@ from playground.sweeps.files.metrics_tail import MetricsTail
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.prepare import PreparedSweep
 from playground.sweeps.search._optuna_private import storage_of, storage_trial_id, study_id_of
-from playground.sweeps.search.study import distributions, initialize, load_study
+from playground.sweeps.search.study import distributions, encoded, initialize, load_study
 
 FINISHED = {"complete": "COMPLETE", "pruned": "PRUNED", "fail": "FAIL"}
 
@@ -97,8 +97,8 @@ def _fill(study: Any, folder: SweepFolder, spec: Any, dists: dict, number: int, 
         for key, value in warm.get("user_attrs", {}).items():
             storage.set_trial_user_attr(trial_id, key, value)
     for key, dist in dists.items():
-        if key in sets and contained(dist, sets[key]):
-            storage.set_trial_param(trial_id, key, dist.to_internal_repr(sets[key]), dist)
+        if key in sets and contained(dist, encoded(sets[key])):
+            storage.set_trial_param(trial_id, key, dist.to_internal_repr(encoded(sets[key])), dist)
     state = record.get("state")
     if not spec.multi_objective:
         last = record.get("last_reported_step")

@@ -14,7 +14,7 @@ import re
 import uuid
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from playground.outputs.atomic_files import write_json
 from playground.sweeps.errors import SweepError

@@ -84,14 +84,36 @@ def distributions(space: list[Param], grid: bool) -> dict[str, Any]:
     out = {}
     for p in space:
         if p.sampled:
-            out[p.key] = optuna.distributions.CategoricalDistribution(p.grid_values()) if grid else _distribution(p)
+            out[p.key] = (optuna.distributions.CategoricalDistribution([encoded(v) for v in p.grid_values()])
+                          if grid else _distribution(p))
     return out
+
+
+def encoded(value: Any) -> Any:
+    """A categorical choice as the study stores it: Optuna's choices are None, bool, int, float or str (others
+    are not persistent and make optuna-dashboard fail), so a list or mapping is stored as its JSON text; the
+    trial gets the value itself (trial_sets)."""
+    return json.dumps(value) if isinstance(value, (list, tuple, dict)) else value
+
+
+def encoded_point(point: dict[str, Any]) -> dict[str, Any]:
+    return {key: encoded(value) for key, value in point.items()}
+
+
+def trial_sets(space: list[Param], params: dict[str, Any]) -> dict[str, Any]:
+    """A trial's run settings from its study params: the constants, then each param with a stored JSON text
+    turned back into the space's list or mapping."""
+    sets = {**constants(space), **params}
+    for p in space:
+        if p.type == "categorical" and isinstance(sets.get(p.key), str):
+            sets[p.key] = {encoded(v): v for v in p.vals}.get(sets[p.key], sets[p.key])
+    return sets
 
 
 def _distribution(p: Param) -> Any:
     import optuna
     if p.type == "categorical":
-        return optuna.distributions.CategoricalDistribution(p.finite_values())   # each choice once
+        return optuna.distributions.CategoricalDistribution([encoded(v) for v in p.finite_values()])  # each once
     if p.type == "int":
         return optuna.distributions.IntDistribution(int(p.minval), int(p.maxval))
     if p.type == "double":
@@ -133,7 +155,7 @@ def initialize(study: Any, spec: SweepSpec, upf_lines: list, priors: list) -> No
         trial_id = f"prior{index:04d}"
         if trial_id not in known_ids:
             study.add_trial(optuna.trial.create_trial(
-                params=prior.params, distributions={k: space_dists[k] for k in prior.params}, value=prior.y,
+                params=encoded_point(prior.params), distributions={k: space_dists[k] for k in prior.params}, value=prior.y,
                 user_attrs={"trial_id": trial_id, "imported": True, "sets": {**constants(spec.space), **prior.params}}))
     if spec.searcher_name == "upf":
         for line in upf_lines:
@@ -141,8 +163,8 @@ def initialize(study: Any, spec: SweepSpec, upf_lines: list, priors: list) -> No
                 study.enqueue_trial({}, user_attrs={"trial_id": line.id, "sets": {**constants(spec.space), **line.params}})
     elif spec.searcher_name == "grid":
         for point in grid_points(spec.space):
-            if json.dumps(point, sort_keys=True) not in known_points:
-                study.enqueue_trial(point)
+            if not {json.dumps(point, sort_keys=True), json.dumps(encoded_point(point), sort_keys=True)} & known_points:
+                study.enqueue_trial(encoded_point(point))
     study.set_user_attr("initialized", True)
 
 
