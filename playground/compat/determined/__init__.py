@@ -13,6 +13,7 @@ Nothing here talks to a master: the trial's facts come from det_cluster.json
 from __future__ import annotations
 
 import importlib
+import sys
 
 from playground.compat.determined._info import (ClusterInfo, RendezvousInfo, ResourcesInfo, TrialInfo,
                                                 get_cluster_info)
@@ -33,6 +34,9 @@ __all__ = ["ClusterInfo", "InvalidHP", "LOG_FORMAT", "RendezvousInfo", "Resource
 
 def __getattr__(attribute: str):
     if attribute in _LAZY:
-        return importlib.import_module(f"{__name__}.{attribute}")
+        module = importlib.import_module(f"{__name__}.{attribute}")
+        if sys.modules.get("determined") is sys.modules[__name__]:   # `from determined import pytorch`: the alias
+            sys.modules.setdefault(f"determined.{attribute}", module)  # names the same module (_aliases.py)
+        return module
     raise AttributeError(f"module 'determined' (playground's implementation of Determined's API) has no attribute "
                          f"{attribute!r}; it offers: {', '.join(__all__)} (docs/determined.md)")

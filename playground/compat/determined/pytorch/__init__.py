@@ -1,0 +1,13 @@
+"""`determined.pytorch` on playground: Determined's PyTorch Trial API (0.2x to 0.38) and 0.38's Trainer API,
+trained by playground's trainer (playground/determined/trial_fit.py). docs/determined.md lists every member.
+"""
+from playground.determined.trials.trainer_api import Trainer, init
+from playground.determined.trials.trial import Batch, Epoch, PyTorchTrial, TrainUnit
+from playground.determined.trials.callbacks import PyTorchCallback
+from playground.determined.trials.context import PyTorchTrialContext
+from playground.determined.trials.data_loader import DataLoader, TorchData, data_length, to_device
+from playground.determined.trials.lr_scheduler import LRScheduler
+from playground.determined.trials.reducers import MetricReducer, Reducer
+
+__all__ = ["Batch", "DataLoader", "Epoch", "LRScheduler", "MetricReducer", "PyTorchCallback", "PyTorchTrial", "PyTorchTrialContext",
+           "Reducer", "TorchData", "TrainUnit", "Trainer", "data_length", "init", "to_device"]

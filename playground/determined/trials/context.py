@@ -1,0 +1,294 @@
+"""Determined's PyTorchTrialContext (0.2x to 0.38): what a PyTorchTrial is built with and calls while training.
+
+A trial wraps its models, optimizers and LR schedulers here in its `__init__` and calls `backward` /
+`step_optimizer` itself in `train_batch`; the context records every wrapped object so playground's trainer
+(loop.py) checkpoints and restores all of them. Data parallelism: with several ranks, `step_optimizer`
+averages the gradients of the optimizer's parameters over the ranks (one all-reduce, as DDP's) before the step,
+and the trainer broadcasts rank 0's parameters and buffers when training starts, so every rank holds the same
+weights; a model is returned as it is, moved to the device (no DDP wrapper, so alternating GAN steps and
+parameters unused in a step need nothing special). The process group exists only once training starts: a trial
+that calls collectives in `__init__` is not supported.
+
+Ranks come from torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE), as the runner sets them.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any, Callable, Iterator
+
+import torch
+
+from playground.determined.trials.lr_scheduler import LRScheduler
+
+log = logging.getLogger("playground")
+
+
+class DistributedContext:
+    """`context.distributed`: this process's place among the ranks (Determined's core.DistributedContext getters)."""
+
+    def __init__(self, rank: int = 0, size: int = 1, local_rank: int = 0, local_size: int = 1) -> None:
+        self.rank, self.size, self.local_rank, self.local_size = rank, size, local_rank, local_size
+        self.cross_rank, self.cross_size = rank // max(1, local_size), max(1, size // max(1, local_size))
+
+    @classmethod
+    def from_env(cls) -> "DistributedContext":
+        env = os.environ
+        size = int(env.get("WORLD_SIZE", 1))
+        rank = int(env.get("RANK", 0))
+        local_size = int(env.get("LOCAL_WORLD_SIZE", size))
+        return cls(rank, size, int(env.get("LOCAL_RANK", rank % max(1, local_size))), local_size)
+
+    def get_rank(self) -> int:
+        return self.rank
+
+    def get_size(self) -> int:
+        return self.size
+
+    def get_local_rank(self) -> int:
+        return self.local_rank
+
+    def get_local_size(self) -> int:
+        return self.local_size
+
+    def get_cross_rank(self) -> int:
+        return self.cross_rank
+
+    def get_cross_size(self) -> int:
+        return self.cross_size
+
+    def get_num_agents(self) -> int:
+        return self.cross_size
+
+    # Collectives over the run's process group (up once training starts: not in the trial's __init__).
+    def allgather(self, stuff: Any) -> list:
+        """Every rank's `stuff` (picklable), in rank order, on every rank."""
+        if self.size < 2:
+            return [stuff]
+        import torch.distributed as dist
+        every: list = [None] * self.size
+        dist.all_gather_object(every, stuff)
+        return every
+
+    def gather(self, stuff: Any) -> list | None:
+        """Every rank's `stuff` on the chief (rank 0); None elsewhere."""
+        every = self.allgather(stuff)
+        return every if self.rank == 0 else None
+
+    def broadcast(self, stuff: Any) -> Any:
+        """The chief's `stuff`, on every rank."""
+        if self.size < 2:
+            return stuff
+        import torch.distributed as dist
+        box = [stuff]
+        dist.broadcast_object_list(box, 0)
+        return box[0]
+
+
+class PyTorchTrialContext:
+    """The context a PyTorchTrial receives (`__init__(self, context)`); built by `det.pytorch.init()` or the
+    trial harness (trial_main.py) from the cluster info, or from init's arguments in local mode."""
+
+    def __init__(self, hparams: dict | None, exp_conf: dict | None, distributed: DistributedContext | None = None,
+                 trial_id: int = 1, experiment_id: int = 1, run_dir: str | None = None, seed: int = 0) -> None:
+        self.distributed = distributed or DistributedContext.from_env()
+        self._hparams = dict(hparams) if hparams is not None else None
+        self._exp_conf = exp_conf
+        self._ids, self._seed = {"trial": trial_id, "experiment": experiment_id}, seed
+        self.run_dir = run_dir
+        cuda = torch.cuda.is_available()
+        self.device = torch.device(f"cuda:{self.distributed.local_rank}" if cuda else "cpu")
+        self.models: list[torch.nn.Module] = []
+        self.optimizers: list[torch.optim.Optimizer] = []
+        self.lr_schedulers: list[LRScheduler] = []
+        self.reducers: list[tuple[Any, str, bool, bool]] = []
+        self._stop_requested = False
+        self._enable_tensorboard_logging = True
+        self._writer: Any = None
+        self._current_batch_idx: int | None = None
+        self._initial_batch = 0
+        self._epoch_len: int | None = None
+        global_batch = (self._hparams or {}).get("global_batch_size")
+        self._global_batch_size = int(global_batch) if global_batch is not None else None
+        self._per_slot_batch_size = (self._global_batch_size // self.distributed.size
+                                     if self._global_batch_size is not None else None)
+
+    # ------------------------------------------------------------------ configuration
+    def get_hparams(self) -> dict:
+        if self._hparams is None:
+            raise ValueError("hparams is undefined in this Trial: pass hparams= to det.pytorch.init() (local mode) "
+                             "or run it from an experiment configuration")
+        return self._hparams
+
+    def get_hparam(self, name: str) -> Any:
+        if name not in self.get_hparams():
+            raise ValueError(f"Could not find name '{name}' in experiment hyperparameters. Please check your "
+                             "experiment configuration 'hyperparameters' section.")
+        return self._hparams[name]
+
+    def get_global_batch_size(self) -> int:
+        if self._global_batch_size is None:
+            raise ValueError("global_batch_size is undefined in this Trial: set hyperparameters.global_batch_size")
+        return self._global_batch_size
+
+    def get_per_slot_batch_size(self) -> int:
+        if self._per_slot_batch_size is None:
+            raise ValueError("per_slot_batch_size is undefined in this Trial: set hyperparameters.global_batch_size")
+        return self._per_slot_batch_size
+
+    def get_experiment_config(self) -> dict:
+        if self._exp_conf is None:
+            raise ValueError("exp_conf is undefined in this Trial: pass exp_conf= to det.pytorch.init()")
+        return self._exp_conf
+
+    def get_data_config(self) -> dict:
+        return self.get_experiment_config().get("data", {}) or {}
+
+    def get_trial_id(self) -> int:
+        return self._ids["trial"]
+
+    def get_experiment_id(self) -> int:
+        return self._ids["experiment"]
+
+    def get_trial_seed(self) -> int:
+        return self._seed
+
+    def get_initial_batch(self) -> int:
+        """The batch this session of the run started from (0, or where a resumed run continues)."""
+        return self._initial_batch
+
+    def get_stop_requested(self) -> bool:
+        return self._stop_requested
+
+    def set_stop_requested(self, stop_requested: bool) -> None:
+        """Ask the trainer to stop after the current batch: it checkpoints and the process exits 75."""
+        if not isinstance(stop_requested, bool):
+            raise AssertionError("stop_requested must be a boolean")
+        self._stop_requested = stop_requested
+
+    def set_enable_tensorboard_logging(self, enable_tensorboard_logging: bool) -> None:
+        self._enable_tensorboard_logging = bool(enable_tensorboard_logging)
+
+    def get_enable_tensorboard_logging(self) -> bool:
+        return self._enable_tensorboard_logging
+
+    def get_tensorboard_path(self) -> str:
+        return os.path.join(self.run_dir or ".", "tensorboard")
+
+    def get_tensorboard_writer(self) -> Any:
+        """A SummaryWriter into <run-dir>/tensorboard (rank 0; other ranks get one that writes nothing); without
+        the tensorboard package, an object with SummaryWriter's methods that records scalars in
+        <run-dir>/tensorboard/scalars.jsonl."""
+        if self._writer is None:
+            from playground.determined.trials.scalar_writer import writer_for
+            self._writer = writer_for(self.get_tensorboard_path(), enabled=self.distributed.rank == 0)
+        return self._writer
+
+    # ------------------------------------------------------------------ wrapping
+    def wrap_model(self, model: torch.nn.Module) -> torch.nn.Module:
+        """The model on this rank's device; recorded, so checkpoints hold its state."""
+        model = model.to(self.device)
+        self.models.append(model)
+        return model
+
+    def wrap_optimizer(self, optimizer: torch.optim.Optimizer, backward_passes_per_step: int = 1,
+                       fp16_compression: bool | None = None,
+                       average_aggregated_gradients: bool | None = None) -> torch.optim.Optimizer:
+        if backward_passes_per_step < 1:
+            raise ValueError(f"backward_passes_per_step must be >= 1; got {backward_passes_per_step}")
+        self.optimizers.append(optimizer)
+        return optimizer
+
+    def wrap_lr_scheduler(self, lr_scheduler: Any, step_mode: LRScheduler.StepMode, frequency: int = 1) -> Any:
+        """Steps `lr_scheduler` every `frequency` batches or epochs (or never: MANUAL_STEP) and checkpoints it.
+        Returns the scheduler, as Determined does."""
+        if isinstance(lr_scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau) and \
+                step_mode != LRScheduler.StepMode.MANUAL_STEP:
+            raise ValueError("wrap_lr_scheduler: ReduceLROnPlateau can only be used with step_mode=MANUAL_STEP")
+        optimizer = getattr(lr_scheduler, "optimizer", None)
+        if optimizer is not None and not any(optimizer is o for o in self.optimizers):
+            raise ValueError("wrap_lr_scheduler: the scheduler must use an optimizer returned by wrap_optimizer()")
+        self.lr_schedulers.append(LRScheduler(lr_scheduler, step_mode, frequency))
+        return lr_scheduler
+
+    def wrap_reducer(self, reducer: Any, name: str | None = None, for_training: bool = True,
+                     for_validation: bool = True) -> Any:
+        """A custom metric reduced over every rank (reducers.py); a plain function becomes a reducer with
+        `update(value)`. Returns the reducer."""
+        from playground.determined.trials.reducers import MetricReducer, SimpleReducer
+        if not isinstance(reducer, MetricReducer):
+            reducer = SimpleReducer(reducer)
+        if not name:
+            raise ValueError("wrap_reducer: give the metric a name (a reducer returning a dict of metrics is not "
+                             "supported by playground)")
+        self.reducers.append((reducer, name, for_training, for_validation))
+        return reducer
+
+    def wrap_scaler(self, scaler: Any) -> Any:
+        return scaler
+
+    # ------------------------------------------------------------------ training calls
+    def to_device(self, data: Any) -> Any:
+        from playground.data.batch_stream import to_device
+        return to_device(data, self.device)
+
+    def backward(self, loss: torch.Tensor, gradient: torch.Tensor | None = None, retain_graph: bool = False,
+                 create_graph: bool = False) -> None:
+        loss.backward(gradient=gradient, retain_graph=retain_graph, create_graph=create_graph)
+
+    def step_optimizer(self, optimizer: torch.optim.Optimizer,
+                       clip_grads: Callable[[Iterator], None] | None = None, auto_zero_grads: bool = True,
+                       scaler: Any = None) -> None:
+        """Average the gradients over the ranks, clip them (`clip_grads(parameters)`), step, then zero them."""
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        if self.distributed.size > 1:
+            _average_gradients(params, self.distributed.size)
+        if scaler is not None:
+            scaler.unscale_(optimizer)
+        if clip_grads is not None:
+            clip_grads(iter(params))
+        if scaler is not None:
+            scaler.step(optimizer)
+        else:
+            optimizer.step()
+        if auto_zero_grads:
+            optimizer.zero_grad()
+
+    # ------------------------------------------------------------------ position (set by the trainer)
+    def current_train_batch(self) -> int:
+        if self._current_batch_idx is None:
+            raise RuntimeError("Training hasn't started.")
+        return self._current_batch_idx
+
+    def current_train_epoch(self) -> int:
+        return self.current_train_batch() // self._epoch_length()
+
+    def is_epoch_start(self) -> bool:
+        return self.current_train_batch() % self._epoch_length() == 0
+
+    def is_epoch_end(self) -> bool:
+        return self.current_train_batch() % self._epoch_length() == self._epoch_length() - 1
+
+    def _epoch_length(self) -> int:
+        if not self._epoch_len:
+            raise RuntimeError("Training DataLoader uninitialized.")
+        return self._epoch_len
+
+
+def _average_gradients(params: list[torch.nn.Parameter], world_size: int) -> None:
+    """All-reduce the gradients (flattened into one buffer) and divide by the world size. Parameters without a
+    gradient are left out, as on one rank; every rank runs the same program, so all leave out the same ones."""
+    import torch.distributed as dist
+    if not (dist.is_available() and dist.is_initialized()):
+        return
+    with_grad = [p for p in params if p.grad is not None]
+    if not with_grad:
+        return
+    flat = torch.cat([p.grad.reshape(-1) for p in with_grad])
+    dist.all_reduce(flat)
+    flat /= world_size
+    offset = 0
+    for p in with_grad:
+        n = p.numel()
+        p.grad.copy_(flat[offset:offset + n].view_as(p.grad))
+        offset += n

@@ -1,0 +1,214 @@
+"""Trains a Determined PyTorchTrial with playground's trainer: `Trainer.fit` of 0.38 and the trial harness.
+
+The trial's lengths and periods become opts for the AnyExp loop (the trial's own methods fill it: loop.py),
+and the run goes through `launch(prepared, job)` like any playground run, in this process: the ranks are the
+processes the runner (or torchrun) started. The run folder is the cluster info's `run_dir` (the runner wrote
+opts.json, the Determined form, there; it is left alone), or in local mode (no cluster info) a new folder under
+runs/. A run resumes from its folder's newest checkpoint by itself, so `latest_checkpoint` needs no value.
+
+Mapping: an epoch is `records_per_epoch` (else the training set) over the global batch; `max_length` Epoch(n)
+trains n epochs, Batch(n) stops after n batches; `validation_period` Batch(k) validates every k batches of an
+epoch (the validation set once through) and every epoch's end validates too; `checkpoint_period` Batch(k) /
+Epoch(k) checkpoints every k batches / epochs (and every epoch's end by default). Exit: 0 when done; a stop
+signal (SIGTERM) checkpoints and the process exits 75, a failure exits 1, as any playground run.
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from torch.utils.data import DataLoader as TorchLoader, RandomSampler
+
+from playground.determined.cluster_file import read_cluster_file
+from playground.determined.trials.trial import Batch, Epoch, TrainUnit, evaluates_full_dataset, takes_batch_index
+from playground.determined.trials.data_loader import DataLoader
+from playground.options.layers import OptsError
+from playground.processes.exit_codes import EXIT_DONE, EXIT_STOPPED, EXIT_USAGE, UserError
+
+LOOP, SLOTS = "playground.determined.trials.loop", "playground.determined.trials.components"
+HOOK = "playground.determined.trials.loop_hook"
+
+
+class TrialUsageError(UserError, ValueError):
+    """The trial or fit()'s arguments cannot be run; the message says what and how to fix it."""
+
+
+@dataclass
+class TrialSession:
+    """What the trainer methods of loop.py read as `trainer.det`."""
+    trial: Any
+    context: Any
+    train_data: Any
+    validation_data: Any
+    validation_loader: Any
+    full_dataset: bool
+    evaluate_takes_index: bool
+    max_batches: int | None
+    initial_validation: bool = False
+    under_runner: bool = False      # started by the runner, which writes the ranks' output to train.log
+
+
+@dataclass(frozen=True)
+class DeterminedFit:
+    """The job every rank runs (playground/launch/jobs.py): the loop, with the trial's session attached."""
+    session: TrialSession
+
+    def run(self, trainer: Any) -> dict | None:
+        trainer.det = self.session
+        if self.session.under_runner:
+            _leave_train_log_to_the_runner(trainer.run_dir)
+        return trainer.buildModelAndTrain(trainer.opts)
+
+
+def _leave_train_log_to_the_runner(run_dir: str) -> None:
+    """The runner copies this process's output into train.log: the loop's own lines would be there twice."""
+    import logging
+    logger = logging.getLogger("playground")
+    for handler in list(logger.handlers):
+        if isinstance(handler, logging.FileHandler) and \
+                os.path.abspath(handler.baseFilename) == os.path.abspath(os.path.join(run_dir, "train.log")):
+            logger.removeHandler(handler)
+            handler.close()
+
+
+def fit_trial(trial: Any, context: Any, max_length: TrainUnit | None = None,
+              validation_period: TrainUnit | None = None, checkpoint_period: TrainUnit | None = None,
+              test_mode: bool = False, step_zero_validation: bool = False) -> None:
+    """Train `trial` to `max_length` (the cluster info's, when it gives one); returns when done, exits the
+    process with 75 when stopped (after a checkpoint) or 1 when the run failed."""
+    from playground.launch.spawn import launch
+    try:
+        session, prepared = _prepared_session(trial, context, max_length, validation_period, checkpoint_period,
+                                              test_mode)
+        session.initial_validation = step_zero_validation or bool(_exp(context).get("perform_initial_validation"))
+    except UserError as err:   # before training: one line, exit 2, as for any run's unusable input
+        print(f"playground: error: {err}", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+    code = launch(prepared, DeterminedFit(session))
+    if code == EXIT_STOPPED:
+        sys.exit(EXIT_STOPPED)
+    if code != EXIT_DONE:
+        sys.exit(code)
+
+
+def _prepared_session(trial: Any, context: Any, max_length: TrainUnit | None, validation_period: TrainUnit | None,
+                      checkpoint_period: TrainUnit | None, test_mode: bool) -> tuple[TrialSession, Any]:
+    cluster = read_cluster_file() or {}
+    try:
+        max_length = TrainUnit.from_config(cluster.get("max_length"), _global_batch(context)) or max_length
+        full_dataset = evaluates_full_dataset(trial)
+    except (TypeError, ValueError) as err:
+        raise TrialUsageError(str(err)) from None
+    test_mode = test_mode or bool(cluster.get("test_mode"))
+    if max_length is None and not test_mode:
+        raise TrialUsageError("fit(): max_length is required (pytorch.Epoch(n) or pytorch.Batch(n)) when the "
+                              "experiment configuration gives no searcher length")
+    train, train_shuffle = _torch_loader(trial.build_training_data_loader(), "build_training_data_loader")
+    validation, _ = _torch_loader(trial.build_validation_data_loader(), "build_validation_data_loader")
+    session = TrialSession(trial=trial, context=context, train_data=train, validation_data=validation,
+                           validation_loader=validation, full_dataset=full_dataset,
+                           evaluate_takes_index=takes_batch_index(trial), max_batches=None,
+                           under_runner=bool(cluster))
+    run_dir = _run_dir(cluster, context)
+    context.run_dir = run_dir
+    layers, session.max_batches = _opts_layers(session, context, cluster, max_length, validation_period,
+                                               checkpoint_period, test_mode, train_shuffle)
+    return session, _prepare(layers, run_dir)
+
+
+def _global_batch(context: Any) -> int:
+    return context._global_batch_size or 1
+
+
+def _torch_loader(data: Any, method: str) -> tuple[Any, bool]:
+    """(a torch DataLoader or dataset playground's streams read, whether training data is shuffled)."""
+    if isinstance(data, DataLoader):
+        return data.torch_loader(), data.shuffle
+    if isinstance(data, TorchLoader):
+        return data, isinstance(data.sampler, RandomSampler)
+    if data is None and method == "build_validation_data_loader":
+        return None, False
+    raise TrialUsageError(f"{method}() must return a determined.pytorch.DataLoader or a torch DataLoader, got "
+                          f"{type(data).__name__}")
+
+
+def _run_dir(cluster: dict, context: Any) -> str:
+    if cluster.get("run_dir"):
+        return cluster["run_dir"]
+    from playground.launch.prepare import default_run_dir
+    run_id = os.environ.get("TORCHELASTIC_RUN_ID")
+    run_dir = os.path.abspath(os.path.join("runs", f"determined-{run_id}") if run_id and run_id != "none"
+                              else default_run_dir("determined"))
+    if context.distributed.rank == 0 and not os.path.exists(os.path.join(run_dir, "opts.json")):
+        from playground.outputs.atomic_files import write_json
+        os.makedirs(run_dir, exist_ok=True)
+        write_json(os.path.join(run_dir, "opts.json"), {"opts": {"hyperparameters": context._hparams,
+                                                                 "local": True}, "determined": True})
+    return run_dir
+
+
+def _opts_layers(session: TrialSession, context: Any, cluster: dict, max_length: TrainUnit | None,
+                 validation_period: TrainUnit | None, checkpoint_period: TrainUnit | None, test_mode: bool,
+                 shuffle: bool) -> tuple[list[tuple[str, dict]], int | None]:
+    dist = context.distributed
+    batch = _batch_size(session.train_data)
+    records = cluster.get("records_per_epoch") or _exp(context).get("records_per_epoch") or 0
+    samples = records or len(session.train_data.dataset)
+    epoch_batches = max(1, samples // (batch * dist.size))
+    if test_mode:
+        epochs, max_batches = 1, 1
+    elif isinstance(max_length, Epoch):
+        epochs, max_batches = max_length.value, None
+    else:
+        epochs, max_batches = math.ceil(max_length.value / epoch_batches), max_length.value
+    per_test, test_iter = epoch_batches + 1, 0          # validation at epoch ends only
+    val_batch = _batch_size(session.validation_data) if session.validation_data is not None else batch
+    if isinstance(validation_period, Batch) and session.validation_data is not None:
+        per_test = validation_period.value
+        test_iter = math.ceil(len(session.validation_data.dataset) / (val_batch * dist.size))
+    output = {"ckpt_save_best": False, "progress": "log"}
+    if isinstance(checkpoint_period, Batch):
+        output["ckpt_every_n_iters"] = checkpoint_period.value
+    elif isinstance(checkpoint_period, Epoch):
+        output["ckpt_save_interval"] = checkpoint_period.value
+    cuda = context.device.type == "cuda"
+    opts = {
+        "input": {"input_name_py": SLOTS, "shuffle_train": shuffle,
+                  "decode_threads": int(getattr(session.train_data, "num_workers", 0))},
+        "model": {"forward_pass_py": SLOTS, "optimizer_py": SLOTS, "additional_override_py": LOOP,
+                  "hooks_py": [HOOK]},
+        "model_param": {"seed": context.get_trial_seed(), "base_learning_rate": 0.1},
+        "epoch_iter": {"num_train_sample_per_epoch": records, "num_test_sample": 0, "num_epochs": epochs,
+                       "num_train_iteration_per_test": per_test, "batch_per_device": batch,
+                       "num_test_iter": test_iter, "test_batch_per_device": val_batch},
+        "distributed": {"num_shards": dist.cross_size, "num_gpus": dist.local_size if cuda else 0,
+                        "first_gpu_id": 0, "num_cpus": dist.local_size},
+        "output": output,
+    }
+    return [("the Determined trial", opts)], max_batches
+
+
+def _exp(context: Any) -> dict:
+    return context._exp_conf or {}
+
+
+def _batch_size(loader: Any) -> int:
+    size = getattr(loader, "batch_size", None)
+    if not size:
+        raise TrialUsageError("the trial's data loaders must batch (batch_size set)")
+    return int(size)
+
+
+def _prepare(layers: list[tuple[str, dict]], run_dir: str) -> Any:
+    """The prepared run, without writing opts.json (the run folder's is the Determined experiment's)."""
+    from playground.launch.plan import make_plan
+    from playground.launch.prepare import PreparedRun
+    from playground.options.loader import resolve_opts
+    resolved = resolve_opts(layers)
+    os.makedirs(run_dir, exist_ok=True)
+    return PreparedRun(resolved=resolved, run_dir=run_dir, opts_file=os.path.join(run_dir, "opts.json"),
+                       plan=make_plan(resolved, run_dir))
+

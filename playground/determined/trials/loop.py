@@ -1,0 +1,142 @@
+"""A Determined PyTorchTrial in the AnyExp loop: the trainer methods that read the trial and its context.
+
+This module is the run's override (`model.additional_override_py`, in the opts fit.py builds); its functions become
+methods of the run's trainer class (playground/trainer/trainer_class.py). The trial itself arrives with the job
+(`trainer.det`, a TrialSession set by fit.DeterminedFit before the loop starts):
+
+- data: the trial's training and validation loaders, read by playground's seeded, rank-sharded batch streams
+  (data position checkpointed);
+- the train model slot holds every wrapped model (an nn.ModuleDict, so evaluation switches all of them to eval
+  mode) and the first wrapped optimizer; `networks()` / `optimizers()` name each one, so checkpoints hold them all;
+- one training iteration is one `train_batch(batch, epoch_idx, batch_idx)`: the trial steps its optimizers itself;
+- a test batch is `evaluate_batch(batch[, batch_idx])`, or the whole validation set through
+  `evaluate_full_dataset(data_loader)` once per validation;
+- metrics, LR schedulers and the ranks' agreement: the `determined` hook (loop_hook.py, in model.hooks_py).
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import torch
+from torch import nn
+
+from playground.data.batch_stream import build_test_stream, build_train_stream
+from playground.data.forms import as_stream_source
+from playground.processes.exit_codes import UserError
+from playground.trainer.anyexp import AnyExp
+from playground.trainer.meters import samples_in
+from playground.checkpoints import state_layout
+
+
+class TrialMethodError(UserError, TypeError):
+    """A trial method returned what the loop cannot use; the message names the method and what it must return."""
+
+
+def get_model_input_fun(self: Any) -> None:
+    self.train_dataset, self.test_dataset = self.det.train_data, self.det.validation_data
+
+
+def init_metrics(self: Any) -> None:
+    """No meters yet: the trial's metric names are known from its first batches (loop_hook.py adds them)."""
+
+
+def prep_a_data_parallel_model(self: Any, model: Any, dataset: Any, is_train: bool) -> None:
+    """The slot's batches; the networks are the trial's wrapped models, shared by the train and test slots."""
+    if model is None:
+        return
+    context = self.det.context
+    container = nn.ModuleDict({f"model_{i}": net for i, net in enumerate(context.models)})
+    model.net = model.module = container
+    if is_train:
+        data = as_stream_source(dataset, "training", self.opts["epoch_iter"]["batch_per_device"])
+        self._set_epoch_size(data)
+        context._epoch_len = self.epoch_iterations
+        model.batches = build_train_stream(data, self.opts, self.ctx, self.epoch_iterations)
+        model.optimizer = context.optimizers[0] if context.optimizers else None
+        return
+    data = as_stream_source(dataset, "validation")
+    model.batches = build_test_stream(data, self.opts, self.ctx) if data is not None else None
+    if model.batches is None:
+        model.module = None
+
+
+def networks(self: Any) -> dict[str, nn.Module]:
+    """Every wrapped model: "model" (the first, as any run's), then "model_1", "model_2"..."""
+    return {_name(state_layout.MODEL, i): net for i, net in enumerate(self.det.context.models)}
+
+
+def optimizers(self: Any) -> dict[str, torch.optim.Optimizer]:
+    return {_name(state_layout.OPTIMIZER, i): opt for i, opt in enumerate(self.det.context.optimizers)}
+
+
+def _name(first: str, index: int) -> str:
+    return first if index == 0 else f"{first}_{index}"
+
+
+def list_of_epoch_iters(self: Any) -> Iterable[int]:
+    """This epoch's iterations, ending early at the trial's max_length in batches or a stop request."""
+    det = self.det
+    for epoch_iter in AnyExp.list_of_epoch_iters(self):
+        if det.context.get_stop_requested() or (det.max_batches is not None and self.global_iter >= det.max_batches):
+            self.should_stop = True
+            return
+        yield epoch_iter
+
+
+def run_training_net(self: Any) -> None:
+    """One `train_batch` on this rank's next batch; its metrics go to the train meters."""
+    det, hook = self.det, self.hooks.get("determined")
+    batch = self.train_model.batches.next()
+    det.context._current_batch_idx = self.global_iter
+    hook.share_buffers()
+    values = det.trial.train_batch(batch, self.epoch, self.global_iter)
+    if isinstance(values, torch.Tensor):
+        values = {"loss": values}
+    if not isinstance(values, dict):
+        raise TrialMethodError(f"{type(det.trial).__name__}.train_batch() must return a dict of metrics or a "
+                               f"loss tensor; got a {type(values).__name__}")
+    hook.add(True, values, samples_in(batch))
+    for scheduler in det.context.lr_schedulers:
+        scheduler.after_batch(self.global_iter + 1)
+
+
+def run_testing_net(self: Any) -> None:
+    """One validation batch through `evaluate_batch`; with `evaluate_full_dataset`, the whole set once per pass."""
+    det, hook = self.det, self.hooks.get("determined")
+    model = self.test_model
+    if model is None or model.module is None:
+        return
+    trial = det.trial
+    if det.full_dataset:
+        if hook.eval_batches == 0:
+            with torch.no_grad():
+                values = trial.evaluate_full_dataset(det.validation_loader)
+            _check_metrics(trial, "evaluate_full_dataset", values)
+            hook.add(False, values, 1)
+        hook.eval_batches += 1
+        return
+    batch = model.batches.next()
+    with torch.no_grad():
+        values = (trial.evaluate_batch(batch, hook.eval_batches) if det.evaluate_takes_index
+                  else trial.evaluate_batch(batch))
+    _check_metrics(trial, "evaluate_batch", values)
+    hook.eval_batches += 1
+    hook.add(False, values, samples_in(batch))
+
+
+def _check_metrics(trial: Any, method: str, values: Any) -> None:
+    if not isinstance(values, dict) or not values:
+        raise TrialMethodError(f"{type(trial).__name__}.{method}() must return a non-empty dict of metrics; got "
+                               f"{values!r:.80}")
+
+
+def createMetricsPlotsModelsOutputs(self: Any) -> None:
+    """The run's plots: one of the training metrics and one of the validation metrics, against epochs."""
+    names = {True: [], False: []}
+    for name, entry in self.book.metrics.items():
+        names[entry["is_train"]].append(name)
+    for is_train, ys in names.items():
+        if ys:
+            self.add_plot("epochs", "epochs", ys, "training metrics" if is_train else "validation metrics")
+    AnyExp.createMetricsPlotsModelsOutputs(self)
+

@@ -1,0 +1,62 @@
+"""0.38's Trainer API script (`python3 train.py --epochs 2`: det.pytorch.init() and Trainer(trial).fit(...)) on 1
+and 2 ranks, resumed bitwise after a SIGKILL; the same script bare, without cluster info, in local mode; and a
+(context, hparams) trial through the harness."""
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import HANG
+from tests.determined.ranks import ON_PATH, REPO, TRIALS, final_state, kill_and_rerun, records, run, trial_main
+
+TRAIN = [sys.executable, "train.py", "--epochs", "2"]
+
+
+def info(**extra) -> dict:
+    """No searcher length: the script's own fit(max_length=...) rules."""
+    return dict(experiment_config={}, hparams={"global_batch_size": 8, "n_filters1": 4, "dropout": 0.25,
+                                               "learning_rate": 1.0}, trial_id=1, experiment_id=1, **extra)
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_a_trainer_api_script_killed_mid_run_resumes_to_the_uninterrupted_result_bitwise(tmp_path, ranks):
+    whole = tmp_path / "whole"
+    run(TRAIN, whole, info(), ranks)
+    assert [r["iteration"] for r in records(whole) if r["kind"] == "epoch"] == [6, 12]
+    kill_and_rerun(TRAIN, tmp_path / "cut", info(), ranks, whole)
+
+
+def test_the_searcher_length_wins_over_the_scripts_and_perform_initial_validation_validates_first(tmp_path):
+    run(TRAIN, tmp_path / "run", dict(info(max_length={"batches": 3}),
+                                      experiment_config={"perform_initial_validation": True}), 1)
+    found = records(tmp_path / "run")
+    assert max(r["iteration"] for r in found) == 3
+    assert (found[0]["kind"], found[0]["iteration"], found[0]["epochs"]) == ("epoch", 0, 0)
+    assert found[0]["validation_loss"] > 0 and "train_loss" not in found[0]   # nothing trained yet
+
+
+def test_a_bare_script_without_cluster_info_trains_locally_into_runs(tmp_path):
+    env = dict(os.environ, PYTHONPATH=f"{ON_PATH}{os.pathsep}{REPO}")
+    env.pop("PLAYGROUND_DETERMINED", None)
+    done = subprocess.run([sys.executable, str(TRIALS / "train.py"), "--batches", "2"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=HANG)
+    assert done.returncode == 0, done.stdout + done.stderr
+    folders = glob.glob(str(tmp_path / "runs" / "determined-*"))
+    assert len(folders) == 1
+    assert [r["iteration"] for r in records(type(tmp_path)(folders[0])) if r["kind"] == "interval"] == [2]
+
+
+def test_the_harness_builds_a_trial_that_takes_context_and_hparams(tmp_path):
+    run(trial_main("train:MNistTrial"), tmp_path / "run", info(max_length={"batches": 2}), 1)
+    assert max(r["iteration"] for r in records(tmp_path / "run")) == 2
+
+
+def test_test_mode_trains_one_batch_then_validates_and_checkpoints(tmp_path):
+    run(TRAIN, tmp_path / "run", info(test_mode=True), 1)
+    found = records(tmp_path / "run")
+    assert found[-1]["kind"] == "epoch" and found[-1]["iteration"] == 1 and "validation_loss" in found[-1]
+    assert final_state(tmp_path / "run")["global_iter"] == 1
