@@ -1,7 +1,11 @@
 # Determined's MNIST example (Apache-2.0, see ../README.md), with its data pointed at a local copy: the digits.
 from typing import Any, Dict
 
-from experiments.determined_mnist.digits_as_mnist import digits_dataset
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))  # ../digits_as_mnist.py
+from digits_as_mnist import digits_dataset  # noqa: E402
 
 
 def get_dataset(data_dir: str, train: bool) -> Any:

@@ -2,7 +2,11 @@
 import pathlib
 from typing import Any
 
-from experiments.determined_mnist.digits_as_mnist import digits_dataset
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))  # ../digits_as_mnist.py
+from digits_as_mnist import digits_dataset  # noqa: E402
 
 
 def get_dataset(data_dir: pathlib.Path, train: bool) -> Any:
