@@ -12,21 +12,34 @@ from playground.sweeps.inputs.spec import SweepSpec, parse_spec
 
 
 def open_sweep(sweep_dir: str):
+    return _opened(sweep_dir)[:3]
+
+
+def _opened(sweep_dir: str):
+    """(folder, spec, study, lines saying where the study lags the trial folders: search/lag.py)."""
+    from playground.sweeps.inputs.storage_url import JOURNAL
+    from playground.sweeps.search.lag import lag_lines
+    from playground.sweeps.search.storages import locate
     from playground.sweeps.search.study import load_study
     folder = SweepFolder(sweep_dir)
     stored = folder.read_spec()
     spec: SweepSpec = parse_spec(stored["spec"], folder.root, origin=folder.spec_file)
-    return folder, spec, load_study(folder, spec.searcher, spec.objectives, create=False)
+    listed = folder.trial_ids()     # before the study is read: a trial started meanwhile is not taken for lag
+    study = load_study(folder, spec.searcher, spec.objectives, create=False)
+    journal = locate(folder, None).storage.kind == JOURNAL
+    return folder, spec, study, lag_lines(study, folder, listed, journal)
 
 
 def status(sweep_dir: str) -> int:
     from playground.sweeps.results.summary import collect, ranked
-    folder, spec, study = open_sweep(sweep_dir)
+    folder, spec, study, lag = _opened(sweep_dir)
     rows = collect(study, folder, spec.objectives)
     counts = Counter(r.state for r in rows)
     total = spec.max_trials if spec.searcher_name not in ("grid", "upf") else None
     print(f"sweep {folder.root} ({spec.searcher_name}): " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
           + (f"; budget {total}" if total else ""))
+    for line in lag:
+        print(line)
     _print_agents(folder)
     if folder.paused():
         paused = [t for t in folder.trial_ids() if folder.read_trial(t).get("state") == "paused"]
@@ -57,10 +70,12 @@ def summary(sweep_dir: str, rebuild: bool = False) -> int:
     from playground.sweeps.results.summary import write_summary
     if rebuild:
         return _rebuild(sweep_dir)
-    folder, spec, study = open_sweep(sweep_dir)
+    folder, spec, study, lag = _opened(sweep_dir)
     rows = write_summary(study, folder, spec.objectives)
     print(f"wrote {os.path.join(folder.root, 'summary.md')} ({len(rows)} trials), summary.csv, output.csv"
           + (", best.json" if os.path.isfile(os.path.join(folder.root, "best.json")) else ""))
+    for line in lag:
+        print(f"warning: {line}", file=sys.stderr)
     return EXIT_DONE
 
 

@@ -15,6 +15,7 @@ from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.space import Param, constants, grid_points
 from playground.sweeps.inputs.spec import Objective, SweepSpec
+from playground.sweeps.inputs.storage_url import JOURNAL
 
 STUDY_NAME = "sweep"   # the journal's study; a shared database's has a name of its own (storages.locate)
 
@@ -51,13 +52,17 @@ def make_pruner(searcher: dict) -> Any:
 
 
 def load_study(folder: SweepFolder, searcher: dict, objectives: list[Objective], create: bool,
-               storage: str | None = None) -> Any:
+               storage: str | None = None, rebuilding: bool = False) -> Any:
     """The sweep's study. `storage`: a URL from --storage (None: the spec's, as sweep.json recorded it, else the
     journal). Creating records the storage (password removed) and the study name in sweep.json, for every later
-    `sweep status`, `sweep agent` and resumed `sweep run`. An unreachable storage is a SweepError (exit 2)."""
+    `sweep status`, `sweep agent` and resumed `sweep run`. An unreachable storage or a damaged journal is a
+    SweepError (exit 2); so is a study missing beside trial folders, or (`create`: an agent starting) one that
+    does not know some of them (search/lag.py), unless `rebuilding` (`sweep summary --rebuild`) makes it anew."""
     import optuna
+    from playground.sweeps.search.lag import refuse_unknown, study_lost
     from playground.sweeps.search.storages import check_owner, locate, open_storage as open_located, record
     quiet_optuna()
+    listed = [] if rebuilding else folder.trial_ids()    # before the study is read: see lag.py
     stored = folder.read_spec() if folder.exists() else {}
     location = locate(folder, storage, stored.get("spec", {}).get("name") or "sweep", stored.get("identity", ""))
     backend = open_located(folder, location.storage)
@@ -66,6 +71,9 @@ def load_study(folder: SweepFolder, searcher: dict, objectives: list[Objective],
     try:
         study = optuna.load_study(**kwargs)
     except KeyError:
+        if listed:
+            raise study_lost(folder, folder.journal if location.storage.kind == JOURNAL else location.storage.shown,
+                             listed) from None
         if not create:
             raise SweepError(f"{folder.root}: no study {location.study_name!r} in {location.storage.shown}") from None
         try:
@@ -75,6 +83,8 @@ def load_study(folder: SweepFolder, searcher: dict, objectives: list[Objective],
     if create and folder.exists():
         record(folder, location)
     check_owner(study, folder, stored.get("identity"), location, mark=create)
+    if create and listed:
+        refuse_unknown(folder, listed, study.get_trials(deepcopy=False))
     return study
 
 
