@@ -7,25 +7,25 @@ ended in its folder but runs in the study is either ending this very moment or l
 """
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.search.journal_file import repair_command, torn_tail
+from playground.sweeps.search.trial_ids import trial_id_of
 
 ENDED = ("complete", "pruned", "fail")
 
 
 def unknown_folders(listed: list[str], trials: list[Any]) -> list[str]:
     """The trial folders of `listed` (listed before the study was read) that no trial of the study names."""
-    from playground.sweeps.search.study import trial_id_of
     known = {trial_id_of(t) for t in trials}
     return [trial_id for trial_id in listed if trial_id not in known]
 
 
 def study_lost(folder: SweepFolder, where: str, listed: list[str]) -> SweepError:
     """The error for a study missing beside trial folders: never start a new one over them."""
-    import os
     if os.path.basename(where) == "study.journal" and os.path.dirname(where) == folder.root:
         what = "is missing" if not os.path.exists(where) else ("is empty" if os.path.getsize(where) == 0 else
                                                                "holds no study")
@@ -49,7 +49,6 @@ def refuse_unknown(folder: SweepFolder, listed: list[str], trials: list[Any]) ->
 
 def lag_lines(study: Any, folder: SweepFolder, listed: list[str], journal: bool) -> list[str]:
     """What `sweep status` and `sweep summary` say when the study lags the folders; [] when it does not."""
-    from playground.sweeps.search.study import trial_id_of
     trials = study.get_trials(deepcopy=False)
     noun = "the journal" if journal else "the study"
     lines = []

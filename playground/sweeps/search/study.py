@@ -16,6 +16,7 @@ from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.space import Param, constants, grid_points
 from playground.sweeps.inputs.spec import Objective, SweepSpec
 from playground.sweeps.inputs.storage_url import JOURNAL
+from playground.sweeps.search.trial_ids import trial_id_of  # noqa: F401  (its home for the sweep layer)
 
 STUDY_NAME = "sweep"   # the journal's study; a shared database's has a name of its own (storages.locate)
 
@@ -154,10 +155,6 @@ def initialize(study: Any, spec: SweepSpec, upf_lines: list, priors: list) -> No
             if json.dumps(point, sort_keys=True) not in known_points:
                 study.enqueue_trial(point)
     study.set_user_attr("initialized", True)
-
-
-def trial_id_of(trial: Any) -> str:
-    return trial.user_attrs.get("trial_id") or f"t{trial.number:04d}"
 
 
 def budget(spec: SweepSpec, upf_lines: list) -> int:
