@@ -50,7 +50,10 @@ def status(sweep_dir: str) -> int:
         print(f"best: {best.id} {spec.objectives[0].metric}={best.value:.6g} {best.params}")
     for row in sorted(rows, key=lambda r: r.number):
         value = "" if row.value is None else f" {row.value:.6g}"
-        print(f"  {row.id:12s} {row.state:9s}{value}")
+        # a trial stopped as hung (no output for trial_stall_timeout, or past trial_timeout) says so while it is
+        # retried and once it failed; trial.json is read only for those not ended well (cheap at any size)
+        stopped = "" if row.state in ("complete", "pruned", "imported") else folder.read_trial(row.id).get("stopped")
+        print(f"  {row.id:12s} {row.state:9s}{value}" + (f"  {stopped}" if stopped else ""))
     return EXIT_DONE
 
 
