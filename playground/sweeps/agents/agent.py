@@ -222,17 +222,18 @@ class Agent:
     def _outcome(self, ticket: Ticket, code: int, pruned: bool, signalled: bool, decision: Decision,
                  seconds: float) -> Outcome:
         run_dir = self.folder.trial_dir(ticket.trial_id)
-        if code == EXIT_DONE or (code == EXIT_STOPPED and pruned):
+        if code == EXIT_DONE or (code in (EXIT_STOPPED, -signal.SIGKILL) and pruned):   # SIGKILL: after the grace
             values = self.objective_values(run_dir)
-            if code == EXIT_STOPPED:
+            if code != EXIT_DONE:
                 return Outcome("pruned", values, code, "stopped by the searcher (checkpoint kept)", seconds)
             if values is None:
                 return Outcome("fail", None, code, "no full test pass with the objective in metrics.jsonl", seconds)
             return Outcome("complete", values, code, "done", seconds)
         if signalled:  # the sweep stopped it (paused, or stopping): it continues its own folder later
             state = "paused" if self.folder.paused() and not self.stopping.is_set() else "interrupted"
-            return Outcome(state, None, code, "paused: stopped after a checkpoint" if state == "paused"
-                           else decision.reason, seconds)
+            paused = ("paused: stopped after a checkpoint" if code != -signal.SIGKILL else
+                      "paused: killed trial_stop_grace after an unanswered SIGTERM; resumes from its last checkpoint")
+            return Outcome(state, None, code, paused if state == "paused" else decision.reason, seconds)
         if decision.retry:
             return Outcome("resume" if code == EXIT_STOPPED else "retry", None, code, decision.reason, seconds)
         return Outcome("fail", None, code, decision.reason + f"; see {LOG_NAME}", seconds)
