@@ -13,7 +13,7 @@ import os
 import socket
 from typing import Any
 
-from playground.outputs.atomic_files import append_json_line
+from playground.restarts.jsonl import append_json_line
 from playground.restarts.fence import highest_claim
 from playground.restarts.host import host_id
 

@@ -26,7 +26,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from playground.outputs.atomic_files import append_json_line
+from playground.restarts.jsonl import append_json_line
 from playground.processes.exit_codes import EXIT_DONE
 from playground.processes.supervisor import run_tool
 from playground.sweeps.errors import SweepError

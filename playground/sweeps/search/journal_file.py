@@ -7,7 +7,8 @@
 - A complete line that is not a journal record (binary garbage, a bad line, a record of the wrong shape) is a
   `JournalDamaged`: one message naming the journal, the line and the repair command, never a traceback.
 - A journal shorter than what this process already read was cut under it: JournalDamaged too.
-Only public Optuna names are used (BaseJournalBackend, JournalFileOpenLock, JournalStorage).
+Only public Optuna names are used (the BaseJournalBackend interface, JournalFileOpenLock, JournalStorage), each
+imported when first needed: importing the sweep layer never imports optuna.
 """
 from __future__ import annotations
 
@@ -15,8 +16,6 @@ import json
 import os
 import sys
 from typing import Any, Generator
-
-from optuna.storages.journal import BaseJournalBackend, JournalFileOpenLock
 
 from playground.sweeps.errors import SweepError
 
@@ -37,10 +36,12 @@ class JournalDamaged(SweepError):
         self.journal, self.line = journal, line
 
 
-class SweepJournal(BaseJournalBackend):
-    """The journal file at `path`; created empty when missing unless `create` is False."""
+class SweepJournal:
+    """The journal file at `path` as Optuna's BaseJournalBackend (read_logs, append_logs); created empty when
+    missing unless `create` is False."""
 
     def __init__(self, path: str, create: bool = True) -> None:
+        from optuna.storages.journal import JournalFileOpenLock
         self.path = path
         self.lock = JournalFileOpenLock(path)   # O_EXCL: works on every local filesystem; optuna breaks a stale one
         if create and not os.path.exists(path):
@@ -108,13 +109,16 @@ def _is_text(data: bytes) -> bool:
 
 
 def torn_tail(path: str) -> tuple[int, int]:
-    """(complete lines, bytes after the last newline) of the journal; (0, 0) when it is missing."""
+    """(complete lines, bytes after the last newline) of the journal when it ends in a cut line; (-1, 0) when it
+    does not, (0, 0) when it is missing."""
     try:
         with open(path, "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
             end = _last_newline_end(handle, size)
+            if end == size:
+                return -1, 0        # the usual case: not counted (the whole file would be read)
             handle.seek(0)
-            lines = sum(block.count(b"\n") for block in iter(lambda: handle.read(TAIL_BLOCK), b"")) if end else 0
+            lines = sum(block.count(b"\n") for block in iter(lambda: handle.read(TAIL_BLOCK), b""))
     except FileNotFoundError:
         return 0, 0
     return lines, size - end
@@ -136,6 +140,9 @@ def cut_torn_tail(handle: Any, path: str) -> int:
 
 def _last_newline_end(handle: Any, size: int) -> int:
     """The offset just after the last newline of the open file (0 when it has none)."""
+    handle.seek(max(0, size - 1))
+    if size == 0 or handle.read(1) == b"\n":
+        return size             # every append asks: one byte read in the usual case
     position = size
     while position > 0:
         start = max(0, position - TAIL_BLOCK)
