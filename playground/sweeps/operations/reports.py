@@ -18,13 +18,13 @@ def open_sweep(sweep_dir: str):
 def _opened(sweep_dir: str):
     """(folder, spec, study, lines saying where the study lags the trial folders: search/lag.py)."""
     from playground.sweeps.inputs.storage_url import JOURNAL
-    from playground.sweeps.search.lag import lag_lines
+    from playground.sweeps.search.lag import lag_lines, trial_folders
     from playground.sweeps.search.storages import locate
     from playground.sweeps.search.study import load_study
     folder = SweepFolder(sweep_dir)
     stored = folder.read_spec()
     spec: SweepSpec = parse_spec(stored["spec"], folder.root, origin=folder.spec_file)
-    listed = folder.trial_ids()     # before the study is read: a trial started meanwhile is not taken for lag
+    listed = trial_folders(folder)     # before the study is read: a trial started meanwhile is not taken for lag
     study = load_study(folder, spec.searcher, spec.objectives, create=False)
     journal = locate(folder, None).storage.kind == JOURNAL
     return folder, spec, study, lag_lines(study, folder, listed, journal)

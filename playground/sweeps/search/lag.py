@@ -18,19 +18,29 @@ from playground.sweeps.search.trial_ids import trial_id_of
 ENDED = ("complete", "pruned", "fail")
 
 
+def trial_folders(folder: SweepFolder) -> list[str]:
+    """The folders in trials/ (a stray file or a hidden folder there is no trial), by name."""
+    try:
+        with os.scandir(os.path.join(folder.root, "trials")) as entries:
+            return sorted(e.name for e in entries if e.is_dir() and not e.name.startswith("."))
+    except FileNotFoundError:
+        return []
+
+
 def unknown_folders(listed: list[str], trials: list[Any]) -> list[str]:
     """The trial folders of `listed` (listed before the study was read) that no trial of the study names."""
     known = {trial_id_of(t) for t in trials}
     return [trial_id for trial_id in listed if trial_id not in known]
 
 
-def study_lost(folder: SweepFolder, where: str, listed: list[str]) -> SweepError:
-    """The error for a study missing beside trial folders: never start a new one over them."""
-    if os.path.basename(where) == "study.journal" and os.path.dirname(where) == folder.root:
-        what = "is missing" if not os.path.exists(where) else ("is empty" if os.path.getsize(where) == 0 else
-                                                               "holds no study")
-    else:
+def study_lost(folder: SweepFolder, where: str, listed: list[str], size: int | None) -> SweepError:
+    """The error for a study missing beside trial folders: never start a new one over them. `size`: the
+    journal's size before it was opened (None: there was none), when the study is the folder's journal."""
+    if where != folder.journal:
         what = "holds no study of this sweep"
+    else:
+        what = ("is missing" if size is None else "is empty" if size == 0 else
+                "holds no study (cut before its first record)")
     return SweepError(f"{where} {what}, but {folder.root}/trials holds {len(listed)} trial folder(s) "
                       f"({_span(listed)}): a new study would run them again. Rebuild the study from the folders with "
                       f"{repair_command(folder.journal)}")

@@ -9,6 +9,7 @@ not part of the budget. Driven by ask/tell only, never study.optimize.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from playground.sweeps.errors import SweepError
@@ -60,12 +61,15 @@ def load_study(folder: SweepFolder, searcher: dict, objectives: list[Objective],
     SweepError (exit 2); so is a study missing beside trial folders, or (`create`: an agent starting) one that
     does not know some of them (search/lag.py), unless `rebuilding` (`sweep summary --rebuild`) makes it anew."""
     import optuna
-    from playground.sweeps.search.lag import refuse_unknown, study_lost
+    from playground.sweeps.search.lag import refuse_unknown, study_lost, trial_folders
     from playground.sweeps.search.storages import check_owner, locate, open_storage as open_located, record
     quiet_optuna()
-    listed = [] if rebuilding else folder.trial_ids()    # before the study is read: see lag.py
+    listed = [] if rebuilding else trial_folders(folder)    # before the study is read: see lag.py
+    size = os.path.getsize(folder.journal) if os.path.isfile(folder.journal) else None
     stored = folder.read_spec() if folder.exists() else {}
     location = locate(folder, storage, stored.get("spec", {}).get("name") or "sweep", stored.get("identity", ""))
+    if listed and location.storage.kind == JOURNAL and not size:    # never create a journal beside trial folders
+        raise study_lost(folder, folder.journal, listed, size)
     backend = open_located(folder, location.storage)
     kwargs = dict(storage=backend, sampler=make_sampler(searcher), pruner=make_pruner(searcher),
                   study_name=location.study_name)
@@ -74,7 +78,7 @@ def load_study(folder: SweepFolder, searcher: dict, objectives: list[Objective],
     except KeyError:
         if listed:
             raise study_lost(folder, folder.journal if location.storage.kind == JOURNAL else location.storage.shown,
-                             listed) from None
+                             listed, size) from None
         if not create:
             raise SweepError(f"{folder.root}: no study {location.study_name!r} in {location.storage.shown}") from None
         try:

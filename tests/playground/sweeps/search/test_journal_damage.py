@@ -90,20 +90,26 @@ def test_a_bad_line_inside_is_one_message_naming_journal_line_and_rebuild_which_
     assert _run(spec(4), folder) == 0 and _attempts(folder) == before
 
 
-@pytest.mark.parametrize("damage", ["emptied", "removed"])
+LOST = {"emptied": "is empty", "removed": "is missing", "cut_inside_its_first_record": "holds no study"}
+
+
+@pytest.mark.parametrize("damage", sorted(LOST))
 def test_an_emptied_or_removed_journal_beside_trial_folders_is_refused_never_replaced(sweep, capsys, damage):
     spec, folder = sweep
     journal = folder / "study.journal"
+    (folder / "trials" / "notes.txt").write_text("a stray file in trials/ is no trial folder")
     if damage == "emptied":
         journal.write_bytes(b"")
-    else:
+    elif damage == "removed":
         journal.unlink()
+    else:
+        os.truncate(journal, 20)
     before = _attempts(folder)
     for command in (["sweep", "run", str(spec(4)), "--sweep-dir", str(folder)], ["sweep", "status", str(folder)]):
         capsys.readouterr()
         assert main(command) == 2
         err = capsys.readouterr().err.strip()
-        assert len(err.splitlines()) == 1 and str(journal) in err, err
+        assert len(err.splitlines()) == 1 and f"{journal} {LOST[damage]}" in err, err
         assert "4 trial folder(s)" in err and f"`playground sweep summary {folder} --rebuild`" in err
     assert _attempts(folder) == before                 # no trial ran again
     assert main(["sweep", "summary", str(folder), "--rebuild"]) == 0
