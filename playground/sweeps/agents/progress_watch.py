@@ -17,9 +17,25 @@ WATCHED = ("metrics.jsonl", "train.log")
 LOOK_SECONDS = 1.0
 
 
+def output_paths(run_dir: str, log_path: str) -> list[str]:
+    """The files whose growth is a trial's progress."""
+    return [os.path.join(run_dir, name) for name in WATCHED] + [log_path]
+
+
+def last_output(paths: list[str]) -> float | None:
+    """When the newest of these files was last written (what `sweep status` shows of a running trial)."""
+    times = []
+    for path in paths:
+        try:
+            times.append(os.stat(path).st_mtime)
+        except OSError:
+            continue
+    return max(times) if times else None
+
+
 class ProgressWatch:
     def __init__(self, run_dir: str, log_path: str, limits: TrialTimeouts, started: float) -> None:
-        self.paths = [os.path.join(run_dir, name) for name in WATCHED] + [log_path]
+        self.paths = output_paths(run_dir, log_path)
         self.limits, self.started = limits, started
         self.looked = self.progressed = started
         self.seen = self._signature()

@@ -53,8 +53,20 @@ def status(sweep_dir: str) -> int:
         # a trial stopped as hung (no output for trial_stall_timeout, or past trial_timeout) says so while it is
         # retried and once it failed; trial.json is read only for those not ended well (cheap at any size)
         stopped = "" if row.state in ("complete", "pruned", "imported") else folder.read_trial(row.id).get("stopped")
-        print(f"  {row.id:12s} {row.state:9s}{value}" + (f"  {stopped}" if stopped else ""))
+        print(f"  {row.id:12s} {row.state:9s}{value}" + (f"  {stopped}" if stopped else "")
+              + (_last_output(folder, row.id) if row.state == "running" else ""))
     return EXIT_DONE
+
+
+def _last_output(folder: SweepFolder, trial_id: str) -> str:
+    """`  last output 12 min ago` for a running trial (its metrics, train.log or terminal output), else ''."""
+    import time
+    from playground.sweeps.agents.agent import LOG_NAME
+    from playground.sweeps.agents.progress_watch import last_output, output_paths
+    from playground.sweeps.inputs.trial_timeouts import in_words
+    run_dir = folder.trial_dir(trial_id)
+    written = last_output(output_paths(run_dir, os.path.join(run_dir, LOG_NAME)))
+    return "" if written is None else f"  last output {in_words(max(0.0, time.time() - written))} ago"
 
 
 def _print_agents(folder: SweepFolder) -> None:

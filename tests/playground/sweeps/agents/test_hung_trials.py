@@ -4,7 +4,7 @@ max_restarts, and named in `sweep status`; `sweep pause` ends every trial within
 from __future__ import annotations
 
 import json
-import os
+import re
 import subprocess
 import sys
 import time
@@ -88,6 +88,11 @@ def test_pause_ends_a_trial_that_ignores_sigterm_within_the_grace(write_spec, ba
         while not (log.is_file() and "hanging trial" in log.read_text()):
             assert time.monotonic() < deadline and run.poll() is None, "the trial never started"
             time.sleep(0.05)
+        time.sleep(1.5)
+        capsys.readouterr()
+        assert main(["sweep", "status", str(sweep)]) == 0      # while it hangs: how long it has been silent
+        row = next(line for line in capsys.readouterr().out.splitlines() if line.strip().startswith("t0000"))
+        assert re.search(r"running .*last output [1-9]\d* s ago", row), row
         assert main(["sweep", "pause", str(sweep)]) == 0
         paused = time.monotonic()
         assert run.wait(timeout=30) == 75
