@@ -60,15 +60,17 @@ class SweepJournal:
                 raise JournalDamaged(self.path, number, f"it is shorter than the {number} records already read "
                                      "(cut or replaced while the sweep ran)")
             handle.seek(offset)
-            for line in handle:
-                if not line.endswith(b"\n"):
-                    return      # being written, or cut by a kill: the next append removes it
-                log = _record(line, self.path, number + 1)
-                number, offset = number + 1, offset + len(line)
+            try:
+                for line in handle:
+                    if line[-1:] != b"\n":
+                        return      # being written, or cut by a kill: the next append removes it
+                    log = _record(line, self.path, number + 1)
+                    number, offset = number + 1, offset + len(line)
+                    if number > log_number_from:
+                        self.last_line = number
+                        yield log
+            finally:
                 self._read_to = (number, offset)
-                if number > log_number_from:
-                    self.last_line = number
-                    yield log
 
     def append_logs(self, logs: list[dict[str, Any]]) -> None:
         text = "".join(json.dumps(log, separators=(",", ":")) + "\n" for log in logs).encode("utf-8")
@@ -88,7 +90,7 @@ def _record(line: bytes, path: str, number: int) -> dict[str, Any]:
         log = json.loads(line)
     except ValueError:      # not JSON, or not UTF-8 text
         raise JournalDamaged(path, number, f"not a journal record ({_shown(line)})") from None
-    if not isinstance(log, dict) or not isinstance(log.get("op_code"), int) or "worker_id" not in log:
+    if type(log) is not dict or type(log.get("op_code")) is not int or "worker_id" not in log:
         raise JournalDamaged(path, number, f"not a journal record ({_shown(line)})")
     return log
 
