@@ -18,7 +18,7 @@ import argparse
 import os
 import sys
 
-from playground.processes.exit_codes import EXIT_DONE, EXIT_USAGE
+from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_USAGE
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -132,6 +132,11 @@ def main(args: argparse.Namespace) -> int:
     except OptsError as err:
         print(f"playground sweep: error: {err}", file=sys.stderr)
         return EXIT_USAGE
+    except OSError as err:   # the machine's, not the input's (a full disk): one line, not a traceback
+        from playground.sweeps.errors import described
+        print(f"playground sweep: failed: {described(err)}. Mend the cause, then re-run the same command to "
+              f"continue. Exit code {EXIT_FAILED}.", file=sys.stderr)
+        return EXIT_FAILED
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -6,7 +6,9 @@ trials whose lease expired and fences its writes by claim files (agent.py). Init
 flock on control/run.lock, held only while the study is created and its planned trials enqueued). SIGINT/SIGTERM
 stop claiming and stop the running trials through SIGTERM (checkpoint, exit 75): they are released, and the
 next agent resumes their own folders. control/PAUSE (`sweep pause`) does the same, and an agent started on a
-paused folder says so and exits 75. Exit codes: 0 nothing left to do, 2 unusable spec or folder, 75 stopped.
+paused folder says so and exits 75. A failure in a slot (agent.SlotFailed: a full disk, any error) stops the
+other slots the same way, then exits 1 with one line naming it. Exit codes: 0 nothing left to do, 2 unusable
+spec or folder, 75 stopped, 1 failed.
 """
 from __future__ import annotations
 
@@ -18,10 +20,10 @@ import threading
 import time
 from typing import IO, Any, Callable
 
-from playground.processes.exit_codes import EXIT_DONE, EXIT_STOPPED
+from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED
 from playground.processes.supervisor import stop_signals_call
 from playground.restarts.policy import RestartPolicy
-from playground.sweeps.agents.agent import Agent, Outcome
+from playground.sweeps.agents.agent import Agent, Outcome, SlotFailed
 from playground.sweeps.agents.coordinator import Coordinator
 from playground.sweeps.agents.heartbeat import AgentId, Heartbeat, agents_maybe_alive, heartbeat_path, read_heartbeats
 from playground.sweeps.errors import SweepError
@@ -32,7 +34,8 @@ from playground.sweeps.inputs.storage_url import JOURNAL
 from playground.sweeps.results.summary import write_summary
 from playground.sweeps.search.retrying import StorageUnavailable
 from playground.sweeps.search.storages import locate
-from playground.sweeps.search.study import budget, counted, finished_in_budget, initialize, load_study, trial_id_of
+from playground.sweeps.search.study import (budget, counted, finished_in_budget, initialize, load_study, space_note,
+                                            trial_id_of)
 
 
 def run_sweep(prepared: PreparedSweep, sweep_dir: str, workers: int, quiet: bool = False,
@@ -140,15 +143,22 @@ def _run_slots(coordinator: Coordinator, study: Any, spec: SweepSpec, folder: Sw
         agent.stop_all()
 
     with stop_signals_call(stop):   # the running trials checkpoint and exit 75
+        note = space_note(spec)
+        if note:
+            _say(note, quiet)
         _say(f"sweep {folder.root}: {spec.searcher_name}, {total} trials, agent {coordinator.me.name} with "
              f"{workers} slot(s)", quiet)
         lost: list[StorageUnavailable] = []
+        failed: list[SlotFailed] = []
 
         def run_slot(slot: int) -> None:
             try:
                 agent.run_slot(slot)
             except StorageUnavailable as err:   # past the retry bound: stop every slot, trials checkpoint
                 lost.append(err)
+                stop(signal.SIGTERM)
+            except SlotFailed as err:           # anything else: the same, then exit 1 naming it
+                failed.append(err)
                 stop(signal.SIGTERM)
 
         threads = [threading.Thread(target=run_slot, args=(slot,), name=f"slot{slot}", daemon=True)
@@ -157,6 +167,12 @@ def _run_slots(coordinator: Coordinator, study: Any, spec: SweepSpec, folder: Sw
             thread.start()
         while any(t.is_alive() for t in threads):
             time.sleep(0.1)
+    if failed:
+        more = f" ({len(failed) - 1} more slot(s) failed while stopping)" if len(failed) > 1 else ""
+        print(f"sweep failed: {failed[0]}{more}; the other running trials were stopped after a checkpoint. Mend "
+              f"the cause, then re-run the same command to continue. Exit code {EXIT_FAILED}.", file=sys.stderr,
+              flush=True)
+        return EXIT_FAILED
     if lost:
         _say(f"sweep stopped: {lost[0]}. Exit code {EXIT_STOPPED}.", quiet)
         return EXIT_STOPPED

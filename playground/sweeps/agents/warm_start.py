@@ -47,8 +47,12 @@ def continue_trial(sweep_dir: str, source_id: str, set_items: list[str]) -> int:
     if checkpoint is None:
         raise SweepError(f"trial {source_id} of {folder.root} has no checkpoint to continue from (no usable "
                          f"'{POINTER}' pointer in its checkpoint folder): it never reached one")
-    changes = dict(parse_set(item) for item in set_items)
     spec = parse_spec(folder.read_spec()["spec"], folder.root, origin=folder.spec_file)
+    if spec.experiment:   # a Determined experiment's hyperparameters need not be dotted
+        from playground.determined.trial_setup import parse_sets
+        changes = parse_sets(list(set_items))
+    else:
+        changes = dict(parse_set(item) for item in set_items)
     sets = {**source.get("params", {}), **changes}
     if spec.base is not None:
         check_points(load_base(spec), [(f"sweep continue {source_id} --set", sets)])

@@ -26,6 +26,8 @@ def prepare_sweep(spec: SweepSpec) -> PreparedSweep:
     spec = _asha_length(spec)
     upf_lines = read_upf(spec.upf) if spec.upf else []
     priors = read_restart_file(spec.restart_file, spec.space) if spec.restart_file else []
+    if spec.experiment:    # a Determined experiment: its YAML was checked, each trial's values are in its space
+        return PreparedSweep(spec, upf_lines, priors, None)
     if spec.base is None:  # a CANDLE script declares its own keys; its runner checks them (exit 2)
         if not spec.objectives:
             raise SweepError("objective: required with script (the metric to optimise; --objective METRIC)")
@@ -66,7 +68,7 @@ def resumed_sweep(spec: SweepSpec) -> PreparedSweep | None:
 def _asha_length(spec: SweepSpec) -> SweepSpec:
     """Adaptive ASHA in epochs: a trial trains max_time epochs unless the space says otherwise."""
     s = spec.searcher
-    if spec.searcher_name != "adaptive_asha" or s.get("time_metric") != "epochs":
+    if spec.searcher_name != "adaptive_asha" or s.get("time_metric") != "epochs" or spec.experiment:
         return spec
     if any(p.key == "epoch_iter.num_epochs" for p in spec.space):
         return spec

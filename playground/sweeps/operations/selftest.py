@@ -1,7 +1,8 @@
 """`sweep run --test`: the whole machinery (validation, study, slot, process, tailing, summary) on one tiny
 trial in a temporary folder; checks that the objective and the time metric appear in full test passes.
 
-The trial is the spec's first planned point shortened to one epoch of two global batches.
+The trial is the spec's first planned point shortened to one epoch of two global batches (a Determined
+experiment's: its `playground run EXPERIMENT --test`).
 """
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ def self_test(spec: SweepSpec) -> int:
         searcher = {**spec.searcher, "name": spec.searcher_name}
     test_spec = replace(spec, searcher=searcher, space=[p for p in spec.space if p.key != "epoch_iter.num_epochs"] + shrink,
                         raw={**spec.raw, "searcher": searcher}, max_restarts=0)  # report a failure at once
+    if spec.experiment:    # a Determined experiment's trial shortens itself: `playground run EXPERIMENT --test`
+        test_spec = replace(test_spec, space=spec.space,
+                            trial_program=[*(spec.trial_program or [sys.executable, "-m", "playground", "run"]), "--test"])
     prepared = prepare_sweep(test_spec)
     if prepared.base_opts is not None:
         e, d = prepared.base_opts["epoch_iter"], prepared.base_opts["distributed"]

@@ -27,10 +27,25 @@ def trial_folders(folder: SweepFolder) -> list[str]:
         return []
 
 
-def unknown_folders(listed: list[str], trials: list[Any]) -> list[str]:
+def holds_a_trial(folder: SweepFolder, trial_id: str) -> bool:
+    """Whether an agent or `sweep continue` wrote in trials/<id>: a claim file, trial.json or warm_start.json (an
+    empty folder, a mount point made ready for a trial, is none yet)."""
+    try:
+        with os.scandir(folder.trial_dir(trial_id)) as entries:
+            return any(e.name.startswith("claim-") or e.name in ("trial.json", "warm_start.json") for e in entries)
+    except OSError:
+        return False
+
+
+def written(folder: SweepFolder, listed: list[str]) -> list[str]:
+    """The folders of `listed` that hold a trial."""
+    return [trial_id for trial_id in listed if holds_a_trial(folder, trial_id)]
+
+
+def unknown_folders(folder: SweepFolder, listed: list[str], trials: list[Any]) -> list[str]:
     """The trial folders of `listed` (listed before the study was read) that no trial of the study names."""
     known = {trial_id_of(t) for t in trials}
-    return [trial_id for trial_id in listed if trial_id not in known]
+    return written(folder, [trial_id for trial_id in listed if trial_id not in known])
 
 
 def study_lost(folder: SweepFolder, where: str, listed: list[str], size: int | None) -> SweepError:
@@ -49,7 +64,7 @@ def study_lost(folder: SweepFolder, where: str, listed: list[str], size: int | N
 def refuse_unknown(folder: SweepFolder, listed: list[str], trials: list[Any]) -> None:
     """An agent does not start on a study that lost trials whose folders exist: it would number new trials into
     those folders."""
-    unknown = unknown_folders(listed, trials)
+    unknown = unknown_folders(folder, listed, trials)
     if unknown:
         raise SweepError(f"{folder.journal}: the study does not know {len(unknown)} trial folder(s) of "
                          f"{folder.root}/trials ({_span(unknown)}): it lost records (cut, or restored from an older "
@@ -62,7 +77,7 @@ def lag_lines(study: Any, folder: SweepFolder, listed: list[str], journal: bool)
     trials = study.get_trials(deepcopy=False)
     noun = "the journal" if journal else "the study"
     lines = []
-    unknown = unknown_folders(listed, trials)
+    unknown = unknown_folders(folder, listed, trials)
     if unknown:
         lines.append(f"{noun} lags the trial folders: it does not know {_span(unknown)} "
                      f"({len(unknown)} folder(s) in trials/)")

@@ -14,7 +14,7 @@ from typing import Any
 
 from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder
-from playground.sweeps.inputs.space import Param, constants, grid_points
+from playground.sweeps.inputs.space import Param, constants, grid_points, space_size
 from playground.sweeps.inputs.spec import Objective, SweepSpec
 from playground.sweeps.inputs.storage_url import JOURNAL
 from playground.sweeps.search.trial_ids import trial_id_of  # noqa: F401  (its home for the sweep layer)
@@ -61,24 +61,24 @@ def load_study(folder: SweepFolder, searcher: dict, objectives: list[Objective],
     SweepError (exit 2); so is a study missing beside trial folders, or (`create`: an agent starting) one that
     does not know some of them (search/lag.py), unless `rebuilding` (`sweep summary --rebuild`) makes it anew."""
     import optuna
-    from playground.sweeps.search.lag import refuse_unknown, study_lost, trial_folders
+    from playground.sweeps.search.lag import refuse_unknown, study_lost, trial_folders, written
     from playground.sweeps.search.storages import check_owner, locate, open_storage as open_located, record
     quiet_optuna()
     listed = [] if rebuilding else trial_folders(folder)    # before the study is read: see lag.py
     size = os.path.getsize(folder.journal) if os.path.isfile(folder.journal) else None
     stored = folder.read_spec() if folder.exists() else {}
     location = locate(folder, storage, stored.get("spec", {}).get("name") or "sweep", stored.get("identity", ""))
-    if listed and location.storage.kind == JOURNAL and not size:    # never create a journal beside trial folders
-        raise study_lost(folder, folder.journal, listed, size)
+    if listed and location.storage.kind == JOURNAL and not size and written(folder, listed):
+        raise study_lost(folder, folder.journal, written(folder, listed), size)    # never a new one beside them
     backend = open_located(folder, location.storage)
     kwargs = dict(storage=backend, sampler=make_sampler(searcher), pruner=make_pruner(searcher),
                   study_name=location.study_name)
     try:
         study = optuna.load_study(**kwargs)
     except KeyError:
-        if listed:
+        if written(folder, listed):
             raise study_lost(folder, folder.journal if location.storage.kind == JOURNAL else location.storage.shown,
-                             listed, size) from None
+                             written(folder, listed), size) from None
         if not create:
             raise SweepError(f"{folder.root}: no study {location.study_name!r} in {location.storage.shown}") from None
         try:
@@ -106,7 +106,7 @@ def distributions(space: list[Param], grid: bool) -> dict[str, Any]:
 def _distribution(p: Param) -> Any:
     import optuna
     if p.type == "categorical":
-        return optuna.distributions.CategoricalDistribution(list(p.vals))
+        return optuna.distributions.CategoricalDistribution(p.finite_values())   # each choice once
     if p.type == "int":
         return optuna.distributions.IntDistribution(int(p.minval), int(p.maxval))
     if p.type == "double":
@@ -166,12 +166,23 @@ def budget(spec: SweepSpec, upf_lines: list) -> int:
         return len(upf_lines)
     if spec.searcher_name == "grid":
         return len(grid_points(spec.space))
-    return sampled_budget(spec.searcher)
+    return sampled_budget(spec.searcher, spec.space)
 
 
-def sampled_budget(searcher: dict) -> int:
-    """The budget of a searcher that samples (not grid, not upf): its max_trials."""
-    return int(searcher.get("max_trials") or 1)
+def sampled_budget(searcher: dict, space: list[Param]) -> int:
+    """The budget of a searcher that samples (not grid, not upf): its max_trials, or the number of points of a
+    space that has fewer (each point runs once)."""
+    total, size = int(searcher.get("max_trials") or 1), space_size(space)
+    return total if size is None else min(total, size)
+
+
+def space_note(spec: SweepSpec) -> str | None:
+    """The line said before a sampling sweep starts when its space has fewer points than max_trials."""
+    size, total = space_size(spec.space), int(spec.searcher.get("max_trials") or 1)
+    if spec.searcher_name in ("grid", "upf") or size is None or size >= total:
+        return None
+    return (f"note: the space has {size} distinct points, fewer than max_trials {total}: the sweep runs {size} "
+            f"trials, each point once")
 
 
 def counted(trials: list) -> list:

@@ -98,6 +98,7 @@ def test_an_emptied_or_removed_journal_beside_trial_folders_is_refused_never_rep
     spec, folder = sweep
     journal = folder / "study.journal"
     (folder / "trials" / "notes.txt").write_text("a stray file in trials/ is no trial folder")
+    (folder / "trials" / "t0099").mkdir()         # nor is an empty folder (a mount point made ready, say)
     if damage == "emptied":
         journal.write_bytes(b"")
     elif damage == "removed":
