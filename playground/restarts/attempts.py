@@ -1,5 +1,6 @@
 """attempts.jsonl in a run folder: one line per attempt (host, hostname, pid, start, end, exit code, reason, whether
-it cost a restart). The file only grows; a line cut by a kill is skipped when read.
+it cost a restart). The file only grows; a line cut by a kill is skipped when read, and ended before the next
+append so the next line is not glued to it.
 
 `host` is the host id (host.py: PLAYGROUND_HOST_ID, else the hostname), the name sweep agents and claim files
 use; `hostname` is the machine's own name. Lines written before the host id was recorded hold the hostname in
@@ -12,6 +13,7 @@ import os
 import socket
 from typing import Any
 
+from playground.restarts.jsonl import append_json_line
 from playground.restarts.fence import highest_claim
 from playground.restarts.host import host_id
 
@@ -21,8 +23,7 @@ FILE = "attempts.jsonl"
 def append_attempt(run_dir: str, entry: dict[str, Any]) -> None:
     entry = {"host": host_id(), "hostname": socket.gethostname(), "pid": os.getpid(), **entry}
     os.makedirs(run_dir, exist_ok=True)
-    with open(os.path.join(run_dir, FILE), "a", encoding="utf-8") as handle:
-        handle.write(json.dumps(entry) + "\n")
+    append_json_line(os.path.join(run_dir, FILE), entry)
 
 
 def read_attempts(run_dir: str) -> list[dict]:

@@ -25,16 +25,18 @@ from dataclasses import dataclass
 from typing import Callable
 
 from playground.processes import supervisor
-from playground.processes.exit_codes import EXIT_DONE, EXIT_STOPPED, EXIT_USAGE
+from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED, EXIT_USAGE
 from playground.restarts.fence import ATTEMPT_ENV, Fence, create_claim
 from playground.restarts.policy import Decision, RestartPolicy
 from playground.sweeps.agents.coordinator import WAIT, Coordinator, Ticket
+from playground.sweeps.agents.progress_watch import ProgressWatch
 from playground.sweeps.agents.trial_process import slot_env, start_trial, trial_command
 from playground.sweeps.agents.warm_start import link_checkpoint
 from playground.sweeps.errors import described
 from playground.sweeps.files.metrics_tail import MetricsTail, epoch_records, objective_value
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.spec import SweepSpec
+from playground.sweeps.inputs.trial_timeouts import trial_timeouts
 from playground.sweeps.search.retrying import StorageUnavailable
 
 POLL_SECONDS = 0.2
@@ -69,6 +71,8 @@ class Agent:
         self.spec, self.folder, self.coordinator = spec, folder, coordinator
         self.stopping, self.workers, self.on_end, self.policy = stopping, workers, on_end, policy
         self.processes: dict[int, subprocess.Popen] = {}
+        self.limits = trial_timeouts(spec.raw)
+        self.stopped: dict[str, str] = {}     # trial id -> why its last attempt was stopped as hung (trial.json)
         self.tickets: dict[int, Ticket] = {}     # the trial each slot works on, until it ended or was released
 
     def halted(self) -> bool:
@@ -180,10 +184,14 @@ class Agent:
         self.folder.append_attempt(ticket.trial_id, {"attempt": fence.attempt, "slot": slot, "child_pid": process.pid,
                                                      "agent": self.coordinator.me.name, "start": started,
                                                      "adopted": ticket.adopted})
-        pruned, signalled, lost = self._follow(ticket, process, MetricsTail(run_dir))
+        watch = ProgressWatch(run_dir, log_path, self.limits, started)
+        pruned, signalled, lost, hung = self._follow(ticket, process, MetricsTail(run_dir), watch)
         code = raw_code = process.returncode
-        if code == -signal.SIGTERM and (pruned or signalled) and _wrote_results(run_dir, started):
+        if code == -signal.SIGTERM and (pruned or signalled or hung) and _wrote_results(run_dir, started):
             code = EXIT_DONE    # it had finished when our stop arrived, in its interpreter's shutdown: it is complete
+        if hung and code != EXIT_DONE:     # stopped as hung: a failed attempt, however it ended
+            code, pruned, signalled = (raw_code if raw_code not in (EXIT_STOPPED, EXIT_USAGE) else EXIT_FAILED,
+                                       False, False)
         self.processes.pop(slot, None)
         if lost or fence.superseded():
             return superseded(f"claim-{fence.attempt + 1} appeared while attempt {fence.attempt} ran")
@@ -195,23 +203,34 @@ class Agent:
                 self.policy.used = max(self.policy.used, self.folder.restarts_used())
         decision = self.policy.decide(code, matched, stop_asked=pruned or signalled)
         outcome = self._outcome(ticket, code, pruned, signalled, decision, ended - started)
+        ending_entry = {}
+        if hung and code != EXIT_DONE:
+            self.stopped[ticket.trial_id] = f"attempt {fence.attempt} stopped: {hung} ({supervisor.ending(raw_code)})"
+            outcome.reason = f"stopped: {hung} ({supervisor.ending(raw_code)}); {outcome.reason.split('; ', 1)[-1]}"
+            ending_entry["stopped"] = hung
         self.folder.append_attempt(ticket.trial_id, {"attempt": fence.attempt, "slot": slot, "start": started,
                                                      "end": ended, "exit_code": raw_code, "reason": outcome.reason,
-                                                     "retry": decision.retry, "restart_consumed": decision.consumes})
+                                                     "retry": decision.retry, "restart_consumed": decision.consumes,
+                                                     **ending_entry})
         return outcome
 
-    def _follow(self, ticket: Ticket, process: subprocess.Popen, tail: MetricsTail) -> tuple[bool, bool, bool]:
+    def _follow(self, ticket: Ticket, process: subprocess.Popen, tail: MetricsTail,
+                watch: ProgressWatch) -> tuple[bool, bool, bool, str | None]:
         """Wait for the process, reporting each full test pass; returns whether the searcher stopped it (pruned),
-        whether the sweep did (stopping or paused), and whether a later claim superseded it (then it is killed)."""
+        whether the sweep did (stopping or paused), whether a later claim superseded it (then it is killed), and
+        why it was stopped as hung (no progress, or past trial_timeout; None if not). Every SIGTERM sent is
+        followed by SIGKILL trial_stop_grace later, so a trial that ignores it still ends."""
         objective = self.spec.objectives[0]
         time_metric = self.spec.searcher.get("time_metric", "epochs")
         pruned = signalled = False
+        hung: str | None = None
+        termed: float | None = None     # when the first SIGTERM went
         while True:
             finished = process.poll() is not None
             if self._superseded(ticket):
                 if not finished:
                     supervisor.kill(process)   # its successor owns the folder: nothing of this attempt is worth saving
-                return pruned, signalled, True
+                return pruned, signalled, True, hung
             for record in tail.new_epoch_records():
                 value = record.get(objective.metric)
                 if not isinstance(value, (int, float)) or pruned:
@@ -223,26 +242,37 @@ class Agent:
                     supervisor.signal_child(process)
                     pruned = True
             if finished:
-                return pruned, signalled, False
+                return pruned, signalled, False, hung
             if not signalled and self.halted():
                 supervisor.signal_child(process)
                 signalled = True
+            if not (pruned or signalled or hung):
+                hung = watch.hung()
+                if hung:
+                    _note(f"{ticket.trial_id}: {hung}; stopping it (SIGTERM, SIGKILL after "
+                          f"{self.limits.grace:g} s)")
+                    supervisor.signal_child(process)
+            if termed is None and (pruned or signalled or hung):
+                termed = time.monotonic()
+            elif termed is not None and time.monotonic() - termed > self.limits.grace:
+                supervisor.kill(process)      # ignored SIGTERM for trial_stop_grace: hung
             time.sleep(POLL_SECONDS)
 
     def _outcome(self, ticket: Ticket, code: int, pruned: bool, signalled: bool, decision: Decision,
                  seconds: float) -> Outcome:
         run_dir = self.folder.trial_dir(ticket.trial_id)
-        if code == EXIT_DONE or (code == EXIT_STOPPED and pruned):
+        if code == EXIT_DONE or (code in (EXIT_STOPPED, -signal.SIGKILL) and pruned):   # SIGKILL: after the grace
             values = self.objective_values(run_dir)
-            if code == EXIT_STOPPED:
+            if code != EXIT_DONE:
                 return Outcome("pruned", values, code, "stopped by the searcher (checkpoint kept)", seconds)
             if values is None:
                 return Outcome("fail", None, code, "no full test pass with the objective in metrics.jsonl", seconds)
             return Outcome("complete", values, code, "done", seconds)
         if signalled:  # the sweep stopped it (paused, or stopping): it continues its own folder later
             state = "paused" if self.folder.paused() and not self.stopping.is_set() else "interrupted"
-            return Outcome(state, None, code, "paused: stopped after a checkpoint" if state == "paused"
-                           else decision.reason, seconds)
+            paused = ("paused: stopped after a checkpoint" if code != -signal.SIGKILL else
+                      "paused: killed trial_stop_grace after an unanswered SIGTERM; resumes from its last checkpoint")
+            return Outcome(state, None, code, paused if state == "paused" else decision.reason, seconds)
         if decision.retry:
             return Outcome("resume" if code == EXIT_STOPPED else "retry", None, code, decision.reason, seconds)
         return Outcome("fail", None, code, decision.reason + f"; see {LOG_NAME}", seconds)
@@ -263,6 +293,8 @@ class Agent:
         record = {"id": ticket.trial_id, "number": ticket.number, "params": ticket.sets, "state": state,
                   "slot": slot, "restarts_used": used, "attempt": ticket.fence.attempt if ticket.fence else None,
                   "agent": self.coordinator.me.name}
+        if ticket.trial_id in self.stopped:
+            record["stopped"] = self.stopped[ticket.trial_id]
         if outcome is not None:
             # the last full test pass the study was told: `sweep summary --rebuild` reports exactly these again
             steps = ticket.reported_steps

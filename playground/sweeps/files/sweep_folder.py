@@ -77,7 +77,8 @@ class SweepFolder:
         if not diff:  # the same sweep, its identity hashed by an older version
             return
         raise SweepError([f"{self.root} holds a different sweep; only the budget (searcher.max_trials, "
-                          "max_concurrent_trials, max_restarts, log_policies, agents) may change when resuming. Differences:"] + diff +
+                          "max_concurrent_trials, max_restarts, log_policies, agents, trial_stall_timeout, trial_timeout, "
+                          "trial_stop_grace) may change when resuming. Differences:"] + diff +
                          ["use another --sweep-dir for a new sweep"])
 
     def record_budget(self, raw: dict) -> None:

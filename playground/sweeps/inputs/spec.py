@@ -18,13 +18,14 @@ from playground.restarts.policy import LogPolicy, default_log_policies, parse_lo
 from playground.sweeps.errors import SweepError
 from playground.sweeps.inputs.space import Param, parse_space
 from playground.sweeps.inputs.storage_url import parse_storage, redact
+from playground.sweeps.inputs.trial_timeouts import KEYS as TIMEOUT_KEYS, check_timeouts
 
 SEARCHERS = ("single", "grid", "upf", "random", "tpe", "gp", "cmaes", "adaptive_asha", "hyperband")
 ASHA_MODES = ("aggressive", "standard", "conservative")
 TIME_METRICS = ("epochs", "samples", "iteration")
 TOP_KEYS = {"name", "base", "defaults_file", "script", "objective", "searcher", "space", "resources",
             "max_restarts", "log_policies", "storage", "trial_program", "upf", "restart_file", "agents",
-            "experiment"}
+            "experiment", *TIMEOUT_KEYS}
 SEARCHER_KEYS = {"name", "max_trials", "max_concurrent_trials", "seed", "time_metric", "max_time", "divisor",
                  "max_rungs", "mode", "bracket_rungs", "sampler", "min_resource", "reduction_factor"}
 BUDGET_KEYS = ("max_trials", "max_concurrent_trials")
@@ -89,7 +90,7 @@ def identity_part(raw: dict) -> dict:
     part = copy.deepcopy(raw)
     for key in BUDGET_KEYS:
         part.get("searcher", {}).pop(key, None)
-    for key in (*RETRY_KEYS, "agents", *ACCESS_KEYS):
+    for key in (*RETRY_KEYS, *TIMEOUT_KEYS, "agents", *ACCESS_KEYS):
         part.pop(key, None)
     return part
 
@@ -203,6 +204,7 @@ def parse_spec(data: dict, root: str, origin: str = "the spec") -> SweepSpec:
         max_restarts = 0
     log_policies = parse_log_policies(raw.get("log_policies"), origin, problems)
     _check_agents(raw.get("agents"), origin, problems)
+    check_timeouts(raw, origin, problems)
     if searcher and searcher["name"] == "upf" and not raw.get("upf"):
         problems.append(f"{origin}: the upf searcher needs a upf file (--upf FILE)")
     if searcher and searcher["name"] in ("adaptive_asha", "hyperband") and len(objectives) > 1:

@@ -30,7 +30,7 @@ def rebuild_study(folder: SweepFolder, prepared: PreparedSweep) -> Any:
     """A new study in `folder` holding what its trial folders record; returns it."""
     spec = prepared.spec
     set_aside_journal(folder)
-    study = load_study(folder, spec.searcher, spec.objectives, create=True)
+    study = load_study(folder, spec.searcher, spec.objectives, create=True, rebuilding=True)
     initialize(study, spec, prepared.upf_lines, prepared.priors)
     dists = distributions(spec.space, grid=spec.searcher_name == "grid")
     for record in trial_records(folder):

@@ -14,16 +14,27 @@ from playground.sweeps.inputs.spec import SweepSpec, parse_spec
 
 def open_sweep(sweep_dir: str, storage: str | None = None):
     """(folder, spec, study) of an existing sweep; `storage`: --storage URL (default: what sweep.json recorded)."""
+    return _opened(sweep_dir, storage)[:3]
+
+
+def _opened(sweep_dir: str, storage: str | None = None):
+    """(folder, spec, study, lines saying where the study lags the trial folders: search/lag.py)."""
+    from playground.sweeps.inputs.storage_url import JOURNAL
+    from playground.sweeps.search.lag import lag_lines, trial_folders
+    from playground.sweeps.search.storages import locate
     from playground.sweeps.search.study import load_study
     folder = SweepFolder(sweep_dir)
     stored = folder.read_spec()
     spec: SweepSpec = parse_spec(stored["spec"], folder.root, origin=folder.spec_file)
-    return folder, spec, load_study(folder, spec.searcher, spec.objectives, create=False, storage=storage)
+    listed = trial_folders(folder)     # before the study is read: a trial started meanwhile is not taken for lag
+    study = load_study(folder, spec.searcher, spec.objectives, create=False, storage=storage)
+    journal = locate(folder, storage).storage.kind == JOURNAL
+    return folder, spec, study, lag_lines(study, folder, listed, journal)
 
 
 def status(sweep_dir: str, storage: str | None = None) -> int:
     from playground.sweeps.results.summary import collect, ranked
-    folder, spec, study = open_sweep(sweep_dir, storage)
+    folder, spec, study, lag = _opened(sweep_dir, storage)
     rows = collect(study, folder, spec.objectives)
     for row in rows:
         row.state = _state_shown(folder, row.state, row.id)
@@ -31,6 +42,8 @@ def status(sweep_dir: str, storage: str | None = None) -> int:
     total = spec.max_trials if spec.searcher_name not in ("grid", "upf") else None
     print(f"sweep {folder.root} ({spec.searcher_name}): " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
           + (f"; budget {total}" if total else ""))
+    for line in lag:
+        print(line)
     _print_agents(folder)
     if folder.paused():
         paused = [t for t in folder.trial_ids() if folder.read_trial(t).get("state") == "paused"]
@@ -48,8 +61,12 @@ def status(sweep_dir: str, storage: str | None = None) -> int:
             print(f"best: {best.id} {spec.objectives[0].metric}={best.value:.6g} {best.params}")
     for row in sorted(rows, key=lambda r: r.number):
         values = row.values if spec.multi_objective and row.values else [row.value] if row.value is not None else []
+        # a trial stopped as hung (no output for trial_stall_timeout, or past trial_timeout) says so while it is
+        # retried and once it failed; trial.json is read only for those not ended well (cheap at any size)
+        stopped = "" if row.state in ("complete", "pruned", "imported") else folder.read_trial(row.id).get("stopped")
         print(f"  {row.id:12s} {row.state:9s}" + "".join(f" {v:.6g}" for v in values)
-              + (" pareto" if row.pareto else ""))
+              + (" pareto" if row.pareto else "") + (f"  {stopped}" if stopped else "")
+              + (_last_output(folder, row.id) if row.state == "running" else ""))
     return EXIT_DONE
 
 
@@ -60,6 +77,17 @@ def _state_shown(folder: SweepFolder, state: str, trial_id: str) -> str:
         return state
     written = folder.read_trial(trial_id).get("state")
     return {"paused": "paused", "interrupted": "released"}.get(written, state)
+
+
+def _last_output(folder: SweepFolder, trial_id: str) -> str:
+    """`  last output 12 min ago` for a running trial (its metrics, train.log or terminal output), else ''."""
+    import time
+    from playground.sweeps.agents.agent import LOG_NAME
+    from playground.sweeps.agents.progress_watch import last_output, output_paths
+    from playground.sweeps.inputs.trial_timeouts import in_words
+    run_dir = folder.trial_dir(trial_id)
+    written = last_output(output_paths(run_dir, os.path.join(run_dir, LOG_NAME)))
+    return "" if written is None else f"  last output {in_words(max(0.0, time.time() - written))} ago"
 
 
 def _print_agents(folder: SweepFolder) -> None:
@@ -80,10 +108,12 @@ def summary(sweep_dir: str, rebuild: bool = False, storage: str | None = None) -
         if storage not in (None, "auto", "journal"):
             raise SweepError("summary --rebuild writes the sweep folder's study.journal; --storage does not apply")
         return _rebuild(sweep_dir)
-    folder, spec, study = open_sweep(sweep_dir, storage)
+    folder, spec, study, lag = _opened(sweep_dir, storage)
     rows = write_summary(study, folder, spec.objectives)
     print(f"wrote {os.path.join(folder.root, 'summary.md')} ({len(rows)} trials), summary.csv, output.csv"
           + (", best.json" if os.path.isfile(os.path.join(folder.root, "best.json")) else ""))
+    for line in lag:
+        print(f"warning: {line}", file=sys.stderr)
     return EXIT_DONE
 
 

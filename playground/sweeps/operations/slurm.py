@@ -17,7 +17,6 @@ for `sweep run`.
 """
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import shutil
@@ -27,6 +26,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from playground.restarts.jsonl import append_json_line
 from playground.processes.exit_codes import EXIT_DONE
 from playground.processes.supervisor import run_tool
 from playground.sweeps.errors import SweepError
@@ -202,5 +202,4 @@ def _sbatch(sbatch: str, path: str, env: dict[str, str] | None = None) -> str:
 
 def _record(folder: SweepFolder, entry: dict) -> None:
     os.makedirs(folder.control, exist_ok=True)
-    with open(os.path.join(folder.control, "slurm.jsonl"), "a", encoding="utf-8") as handle:
-        handle.write(json.dumps(entry) + "\n")
+    append_json_line(os.path.join(folder.control, "slurm.jsonl"), entry)

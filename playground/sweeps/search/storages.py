@@ -105,15 +105,14 @@ def open_storage(folder: SweepFolder, storage: Storage | None = None) -> Any:
 
 
 def open_journal(path: str, single_writer: bool = False) -> Any:
-    """The journal file as a storage; on a network filesystem, a loud warning unless this process is its only
+    """The journal file as a storage (journal_file.py: damage is one message naming the line, a torn last line
+    is cut before the next append); on a network filesystem, a loud warning unless this process is its only
     writer (`sweep serve`)."""
-    from optuna.storages import JournalStorage
-    from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
+    from playground.sweeps.search.journal_file import open_checked
     from playground.sweeps.search.netfs import warn_if_network_filesystem
     if not single_writer:
         warn_if_network_filesystem(os.path.dirname(path))
-    # The open(O_EXCL) lock works on every local filesystem; a crashed holder's stale lock is broken by optuna.
-    return JournalStorage(JournalFileBackend(path, lock_obj=JournalFileOpenLock(path)))
+    return open_checked(path)
 
 
 def _open_grpc(storage: Storage) -> Any:

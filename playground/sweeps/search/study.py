@@ -9,12 +9,15 @@ not part of the budget. Driven by ask/tell only, never study.optimize.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.space import Param, constants, grid_points, space_size
 from playground.sweeps.inputs.spec import Objective, SweepSpec
+from playground.sweeps.inputs.storage_url import JOURNAL
+from playground.sweeps.search.trial_ids import trial_id_of  # noqa: F401  (its home for the sweep layer)
 
 STUDY_NAME = "sweep"   # the journal's study; a shared database's has a name of its own (storages.locate)
 
@@ -51,21 +54,31 @@ def make_pruner(searcher: dict) -> Any:
 
 
 def load_study(folder: SweepFolder, searcher: dict, objectives: list[Objective], create: bool,
-               storage: str | None = None) -> Any:
+               storage: str | None = None, rebuilding: bool = False) -> Any:
     """The sweep's study. `storage`: a URL from --storage (None: the spec's, as sweep.json recorded it, else the
     journal). Creating records the storage (password removed) and the study name in sweep.json, for every later
-    `sweep status`, `sweep agent` and resumed `sweep run`. An unreachable storage is a SweepError (exit 2)."""
+    `sweep status`, `sweep agent` and resumed `sweep run`. An unreachable storage or a damaged journal is a
+    SweepError (exit 2); so is a study missing beside trial folders, or (`create`: an agent starting) one that
+    does not know some of them (search/lag.py), unless `rebuilding` (`sweep summary --rebuild`) makes it anew."""
     import optuna
+    from playground.sweeps.search.lag import refuse_unknown, study_lost, trial_folders, written
     from playground.sweeps.search.storages import check_owner, locate, open_storage as open_located, record
     quiet_optuna()
+    listed = [] if rebuilding else trial_folders(folder)    # before the study is read: see lag.py
+    size = os.path.getsize(folder.journal) if os.path.isfile(folder.journal) else None
     stored = folder.read_spec() if folder.exists() else {}
     location = locate(folder, storage, stored.get("spec", {}).get("name") or "sweep", stored.get("identity", ""))
+    if listed and location.storage.kind == JOURNAL and not size and written(folder, listed):
+        raise study_lost(folder, folder.journal, written(folder, listed), size)    # never a new one beside them
     backend = open_located(folder, location.storage)
     kwargs = dict(storage=backend, sampler=make_sampler(searcher), pruner=make_pruner(searcher),
                   study_name=location.study_name)
     try:
         study = optuna.load_study(**kwargs)
     except KeyError:
+        if written(folder, listed):
+            raise study_lost(folder, folder.journal if location.storage.kind == JOURNAL else location.storage.shown,
+                             written(folder, listed), size) from None
         if not create:
             raise SweepError(f"{folder.root}: no study {location.study_name!r} in {location.storage.shown}") from None
         try:
@@ -75,6 +88,8 @@ def load_study(folder: SweepFolder, searcher: dict, objectives: list[Objective],
     if create and folder.exists():
         record(folder, location)
     check_owner(study, folder, stored.get("identity"), location, mark=create)
+    if create and listed:
+        refuse_unknown(folder, listed, study.get_trials(deepcopy=False))
     return study
 
 
@@ -166,10 +181,6 @@ def initialize(study: Any, spec: SweepSpec, upf_lines: list, priors: list) -> No
             if not {json.dumps(point, sort_keys=True), json.dumps(encoded_point(point), sort_keys=True)} & known_points:
                 study.enqueue_trial(encoded_point(point))
     study.set_user_attr("initialized", True)
-
-
-def trial_id_of(trial: Any) -> str:
-    return trial.user_attrs.get("trial_id") or f"t{trial.number:04d}"
 
 
 def budget(spec: SweepSpec, upf_lines: list) -> int:

@@ -35,3 +35,16 @@ def test_attempts_files_written_before_the_host_id_are_still_read(tmp_path):
     (tmp_path / "attempts.jsonl").write_text("".join(json.dumps(line) + "\n" for line in old))
     assert read_attempts(str(tmp_path)) == old
     assert restarts_used([str(tmp_path)]) == 1 and next_attempt(str(tmp_path)) == 2
+
+
+def test_a_line_cut_by_a_kill_is_ended_before_the_next_append_so_the_next_attempt_still_counts(tmp_path):
+    run_dir = str(tmp_path)
+    append_attempt(run_dir, {"attempt": 1, "start": 1.0})
+    append_attempt(run_dir, {"attempt": 1, "start": 1.0, "end": 2.0, "exit_code": 1, "restart_consumed": True})
+    path = tmp_path / "attempts.jsonl"
+    with open(path, "r+b") as handle:        # the agent killed while appending its second line
+        handle.truncate(path.stat().st_size - 9)
+    append_attempt(run_dir, {"attempt": 2, "start": 3.0, "end": 4.0, "exit_code": 1, "restart_consumed": True})
+    attempts = read_attempts(run_dir)
+    assert [a["attempt"] for a in attempts] == [1, 2]         # only the cut line is lost, not the one after it
+    assert restarts_used([run_dir]) == 1 and path.read_bytes().endswith(b"\n")

@@ -1,0 +1,171 @@
+"""study.journal as an Optuna journal backend that survives damage: one JSON record per line, Optuna's own format
+(optuna-dashboard and Optuna's JournalFileBackend read the same file).
+
+- A line being written, or cut by a writer killed mid-append, has no newline yet: readers stop before it, and the
+  next append (under the journal's lock, so no writer is mid-line) first cuts it off, with a note. Without that the
+  next record would be glued to it and the journal broken from there on.
+- A complete line that is not a journal record (binary garbage, a bad line, a record of the wrong shape) is a
+  `JournalDamaged`: one message naming the journal, the line and the repair command, never a traceback.
+- A journal shorter than what this process already read was cut under it: JournalDamaged too.
+Only public Optuna names are used (the BaseJournalBackend interface, JournalFileOpenLock, JournalStorage), each
+imported when first needed: importing the sweep layer never imports optuna.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, Generator
+
+from playground.sweeps.errors import SweepError
+
+TAIL_BLOCK = 1 << 16
+
+
+def repair_command(journal: str) -> str:
+    return f"`playground sweep summary {os.path.dirname(journal)} --rebuild`"
+
+
+class JournalDamaged(SweepError):
+    """A journal that cannot be read: names it, the line, what is wrong and how to rebuild it from the folders."""
+
+    def __init__(self, journal: str, line: int | None, what: str) -> None:
+        where = f"{journal}, line {line}" if line is not None else journal
+        super().__init__(f"{where}: {what}; the sweep's journal is damaged. Rebuild it from the trial folders with "
+                         f"{repair_command(journal)} (the damaged file is kept, renamed study.journal.replaced-<time>)")
+        self.journal, self.line = journal, line
+
+
+class SweepJournal:
+    """The journal file at `path` as Optuna's BaseJournalBackend (read_logs, append_logs); created empty when
+    missing unless `create` is False."""
+
+    def __init__(self, path: str, create: bool = True) -> None:
+        from optuna.storages.journal import JournalFileOpenLock
+        self.path = path
+        self.lock = JournalFileOpenLock(path)   # O_EXCL: works on every local filesystem; optuna breaks a stale one
+        if create and not os.path.exists(path):
+            open(path, "ab").close()
+        self._read_to = (0, 0)          # (records read, byte offset after them): reads resume there
+        self.last_line = 0              # the line of the last record handed out (what a failed replay names)
+
+    def read_logs(self, log_number_from: int) -> Generator[dict[str, Any], None, None]:
+        number, offset = self._read_to if self._read_to[0] <= log_number_from else (0, 0)
+        try:
+            handle = open(self.path, "rb")
+        except FileNotFoundError:
+            raise JournalDamaged(self.path, None, "the file is gone") from None
+        with handle:
+            if os.fstat(handle.fileno()).st_size < offset:
+                raise JournalDamaged(self.path, number, f"it is shorter than the {number} records already read "
+                                     "(cut or replaced while the sweep ran)")
+            handle.seek(offset)
+            try:
+                for line in handle:
+                    if line[-1:] != b"\n":
+                        return      # being written, or cut by a kill: the next append removes it
+                    log = _record(line, self.path, number + 1)
+                    number, offset = number + 1, offset + len(line)
+                    if number > log_number_from:
+                        self.last_line = number
+                        yield log
+            finally:
+                self._read_to = (number, offset)
+
+    def append_logs(self, logs: list[dict[str, Any]]) -> None:
+        text = "".join(json.dumps(log, separators=(",", ":")) + "\n" for log in logs).encode("utf-8")
+        self.lock.acquire()
+        try:
+            with open(self.path, "a+b") as handle:
+                cut_torn_tail(handle, self.path)
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+        finally:
+            self.lock.release()
+
+
+def _record(line: bytes, path: str, number: int) -> dict[str, Any]:
+    try:
+        log = json.loads(line)
+    except ValueError:      # not JSON, or not UTF-8 text
+        raise JournalDamaged(path, number, f"not a journal record ({_shown(line)})") from None
+    if type(log) is not dict or type(log.get("op_code")) is not int or "worker_id" not in log:
+        raise JournalDamaged(path, number, f"not a journal record ({_shown(line)})")
+    return log
+
+
+def _shown(line: bytes) -> str:
+    text = line.rstrip(b"\n")
+    if b"\0" in text or not _is_text(text):
+        return f"{len(text)} bytes of binary data"
+    return repr(text[:60].decode("utf-8")) + ("..." if len(text) > 60 else "")
+
+
+def _is_text(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def torn_tail(path: str) -> tuple[int, int]:
+    """(complete lines, bytes after the last newline) of the journal when it ends in a cut line; (-1, 0) when it
+    does not, (0, 0) when it is missing."""
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            end = _last_newline_end(handle, size)
+            if end == size:
+                return -1, 0        # the usual case: not counted (the whole file would be read)
+            handle.seek(0)
+            lines = sum(block.count(b"\n") for block in iter(lambda: handle.read(TAIL_BLOCK), b""))
+    except FileNotFoundError:
+        return 0, 0
+    return lines, size - end
+
+
+def cut_torn_tail(handle: Any, path: str) -> int:
+    """Cut the bytes after the journal's last newline (a record torn by a killed writer), with a note on stderr;
+    how many were cut. The caller holds the journal's lock: nobody is writing a line now."""
+    size = os.fstat(handle.fileno()).st_size
+    end = _last_newline_end(handle, size)
+    if end == size:
+        return 0
+    os.ftruncate(handle.fileno(), end)
+    print(f"note: {path} ended in a record cut short ({size - end} bytes without a newline: a writer was killed "
+          "mid-append); cut off before this append. That record was never complete, so nothing it said had "
+          "happened was lost.", file=sys.stderr, flush=True)
+    return size - end
+
+
+def _last_newline_end(handle: Any, size: int) -> int:
+    """The offset just after the last newline of the open file (0 when it has none)."""
+    handle.seek(max(0, size - 1))
+    if size == 0 or handle.read(1) == b"\n":
+        return size             # every append asks: one byte read in the usual case
+    position = size
+    while position > 0:
+        start = max(0, position - TAIL_BLOCK)
+        handle.seek(start)
+        block = handle.read(position - start)
+        index = block.rfind(b"\n")
+        if index >= 0:
+            return start + index + 1
+        position = start
+    return 0
+
+
+def open_checked(path: str, create: bool = True) -> Any:
+    """A JournalStorage on SweepJournal(path): a record that replays wrong (a JSON object of the wrong shape) is a
+    JournalDamaged naming its line too."""
+    from optuna.storages import JournalStorage
+    backend = SweepJournal(path, create=create)
+    try:
+        return JournalStorage(backend)
+    except SweepError:
+        raise
+    except (KeyError, TypeError, ValueError, AssertionError, IndexError) as err:
+        raise JournalDamaged(path, backend.last_line or None,
+                             f"a record Optuna cannot replay ({type(err).__name__}: {err})") from None
