@@ -188,7 +188,7 @@ class Agent:
             if not signalled and self.halted():
                 supervisor.signal_child(process)
                 signalled = True
-            time.sleep(POLL_SECONDS)
+            _wait(process, POLL_SECONDS)
 
     def _outcome(self, ticket: Ticket, code: int, pruned: bool, signalled: bool, decision: Decision,
                  seconds: float) -> Outcome:
@@ -230,6 +230,15 @@ class Agent:
             record.update(values=outcome.values, exit_code=outcome.exit_code, reason=outcome.reason,
                           last_reported_step=max(steps) if steps else None)
         self.folder.write_trial(ticket.trial_id, record)
+
+
+def _wait(process: subprocess.Popen, seconds: float) -> None:
+    """Up to `seconds` for the process to end: its exit is noticed within milliseconds, not at the next poll
+    (the slot's gap between trials)."""
+    try:
+        process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        pass
 
 
 def _wrote_results(run_dir: str, since: float) -> bool:

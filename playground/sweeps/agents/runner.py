@@ -29,7 +29,8 @@ from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.prepare import PreparedSweep, prepare_sweep, resumed_sweep
 from playground.sweeps.inputs.spec import SweepSpec, agent_settings, parse_spec
 from playground.sweeps.inputs.storage_url import JOURNAL
-from playground.sweeps.results.summary import write_summary
+from playground.sweeps.results.live import LiveReports
+from playground.sweeps.results.summary import ReportCache, write_summary
 from playground.sweeps.search.retrying import StorageUnavailable
 from playground.sweeps.search.storages import locate
 from playground.sweeps.search.study import budget, counted, finished_in_budget, initialize, load_study, trial_id_of
@@ -118,6 +119,8 @@ def _run_slots(coordinator: Coordinator, study: Any, spec: SweepSpec, folder: Sw
     stopping = threading.Event()
     summary_lock = threading.Lock()
     ended_here = [0]
+    cache = ReportCache()
+    reports = LiveReports(lambda: write_summary(study, folder, spec.objectives, cache))
 
     def on_end(trial_id: str, outcome: Outcome) -> None:
         with summary_lock:
@@ -130,7 +133,7 @@ def _run_slots(coordinator: Coordinator, study: Any, spec: SweepSpec, folder: Sw
             extra = any(t.user_attrs.get("extra") and trial_id_of(t) == trial_id for t in trials)
             _say(f"[sweep] {trial_id} {outcome.state}{value} ({outcome.seconds:.1f} s) "
                  + (f"extra, outside the budget ({done}/{now})" if extra else f"{done}/{now}"), quiet)
-            write_summary(study, folder, spec.objectives)
+        reports.update()
 
     policy = RestartPolicy(spec.max_restarts, spec.log_policies, used=folder.restarts_used())
     agent = Agent(spec, folder, coordinator, stopping, workers, on_end, policy)
@@ -139,6 +142,31 @@ def _run_slots(coordinator: Coordinator, study: Any, spec: SweepSpec, folder: Sw
         stopping.set()
         agent.stop_all()
 
+    try:
+        lost = _work(agent, coordinator, spec, folder, total, workers, quiet, stop)
+    except BaseException:
+        reports.close(final=False)
+        raise
+    halted = stopping.is_set() or folder.paused()
+    # the final reports; an agent whose trials were all adopted away leaves them alone
+    reports.close(final=not lost and (halted or ended_here[0] > 0))
+    if lost:
+        _say(f"sweep stopped: {lost[0]}. Exit code {EXIT_STOPPED}.", quiet)
+        return EXIT_STOPPED
+    if folder.paused() and not stopping.is_set():
+        _say(f"sweep paused; running trials checkpointed. `playground sweep resume {folder.root}`, then re-run "
+             f"the same command to continue them. Exit code {EXIT_STOPPED}.", quiet)
+        return EXIT_STOPPED
+    if stopping.is_set():
+        _say(f"sweep stopped; running trials checkpointed. Re-run the same command to continue. "
+             f"Exit code {EXIT_STOPPED}.", quiet)
+        return EXIT_STOPPED
+    return EXIT_DONE
+
+
+def _work(agent: Agent, coordinator: Coordinator, spec: SweepSpec, folder: SweepFolder, total: int, workers: int,
+          quiet: bool, stop: Callable[[int], None]) -> list[StorageUnavailable]:
+    """The agent's slots, each a thread, until all have returned; the storage errors that stopped them."""
     with stop_signals_call(stop):   # the running trials checkpoint and exit 75
         _say(f"sweep {folder.root}: {spec.searcher_name}, {total} trials, agent {coordinator.me.name} with "
              f"{workers} slot(s)", quiet)
@@ -157,21 +185,7 @@ def _run_slots(coordinator: Coordinator, study: Any, spec: SweepSpec, folder: Sw
             thread.start()
         while any(t.is_alive() for t in threads):
             time.sleep(0.1)
-    if lost:
-        _say(f"sweep stopped: {lost[0]}. Exit code {EXIT_STOPPED}.", quiet)
-        return EXIT_STOPPED
-    halted = stopping.is_set() or folder.paused()
-    if halted or ended_here[0]:   # an agent whose trials were all adopted away leaves the reports alone
-        write_summary(study, folder, spec.objectives)
-    if folder.paused() and not stopping.is_set():
-        _say(f"sweep paused; running trials checkpointed. `playground sweep resume {folder.root}`, then re-run "
-             f"the same command to continue them. Exit code {EXIT_STOPPED}.", quiet)
-        return EXIT_STOPPED
-    if stopping.is_set():
-        _say(f"sweep stopped; running trials checkpointed. Re-run the same command to continue. "
-             f"Exit code {EXIT_STOPPED}.", quiet)
-        return EXIT_STOPPED
-    return EXIT_DONE
+    return lost
 
 
 def _finished(study: Any, total: int) -> bool:

@@ -20,16 +20,16 @@ def open_sweep(sweep_dir: str):
 
 
 def status(sweep_dir: str) -> int:
-    from playground.sweeps.results.summary import collect, ranked
+    from playground.sweeps.results.summary import ranked, study_rows
     folder, spec, study = open_sweep(sweep_dir)
-    rows = collect(study, folder, spec.objectives)
+    rows = study_rows(study)    # no trial folder read: status stays quick at any number of trials
     counts = Counter(r.state for r in rows)
     total = spec.max_trials if spec.searcher_name not in ("grid", "upf") else None
     print(f"sweep {folder.root} ({spec.searcher_name}): " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
           + (f"; budget {total}" if total else ""))
     _print_agents(folder)
     if folder.paused():
-        paused = [t for t in folder.trial_ids() if folder.read_trial(t).get("state") == "paused"]
+        paused = [r.id for r in rows if r.state == "running" and folder.read_trial(r.id).get("state") == "paused"]
         print(f"paused ({folder.pause_flag}): {len(paused)} trial(s) stopped after a checkpoint; "
               f"`playground sweep resume {folder.root}`, then re-run `sweep run` to continue")
     best = next((r for r in ranked(rows, spec.objectives[0]) if r.state == "complete"), None)
@@ -74,17 +74,19 @@ def plots(sweep_dir: str) -> int:
 
 def _rebuild(sweep_dir: str) -> int:
     """The study rebuilt from the run folders (under the folder's run lock), then the reports from it."""
-    from playground.sweeps.inputs.prepare import prepare_sweep
+    from playground.sweeps.inputs.prepare import prepare_sweep, resumed_sweep
     from playground.sweeps.operations.rebuild import rebuild_study
     from playground.sweeps.agents.runner import lock_folder
-    from playground.sweeps.results.summary import write_summary
+    from playground.sweeps.results.summary import ReportCache, write_summary
     folder = SweepFolder(sweep_dir)
     spec = parse_spec(folder.read_spec()["spec"], folder.root, origin=folder.spec_file)
     lock = lock_folder(folder)
     try:
-        prepared = prepare_sweep(spec)
-        study = rebuild_study(folder, prepared)
-        rows = write_summary(study, folder, prepared.spec.objectives)
+        # the opts were checked when the sweep began; upf lines need their bare names resolved again
+        prepared = (resumed_sweep(spec, priors=True) if spec.searcher_name != "upf" else None) or prepare_sweep(spec)
+        cache = ReportCache()
+        study = rebuild_study(folder, prepared, cache.epochs)   # each metrics.jsonl read once
+        rows = write_summary(study, folder, prepared.spec.objectives, cache)
     finally:
         lock.close()
     print(f"rebuilt {folder.journal} from {len(folder.trial_ids())} trial folder(s); wrote summary.csv, "

@@ -1,6 +1,11 @@
-"""The sweep's reports, rewritten whole and atomically by one writer: summary.csv, summary.md (sorted by the
-objective: each trial's params, state, best and last value, wall time), best.json (the runnable opts of the
-best trial), CANDLE's output.csv (one row per trial) and result.txt in each finished trial's folder.
+"""The sweep's reports, each written atomically: summary.csv, summary.md (sorted by the objective: each trial's
+params, state, best and last value, wall time), best.json (the runnable opts of the best trial), CANDLE's
+output.csv (one row per trial) and result.txt in each finished trial's folder (its value, whatever its rank).
+
+Incremental with a ReportCache (a running agent keeps one): a finished trial's folder no longer changes, so its
+row is read once; a report file is rewritten only when its content changed or another writer replaced it;
+result.txt only when the trial's value appears or changes. The content is always what a writer without a
+cache (`sweep summary`, `--rebuild`) gives.
 """
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ import csv
 import io
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from playground.outputs.atomic_files import atomic_open, write_json
@@ -31,23 +36,61 @@ class TrialRow:
     params: dict[str, Any]
 
 
-def collect(study: Any, folder: SweepFolder, objectives: list[Objective]) -> list[TrialRow]:
-    from playground.sweeps.search.study import trial_id_of
+@dataclass
+class ReportCache:
+    """What one writing process knows: rows of trials that are not running (a finished trial's files no longer
+    change), and the files it wrote, each with its content key and the (inode, mtime) it left."""
+    rows: dict[int, tuple[tuple, TrialRow]] = field(default_factory=dict)    # trial number -> (signature, row)
+    written: dict[str, tuple[Any, tuple[int, int] | None]] = field(default_factory=dict)
+    epochs: dict[str, list[dict]] = field(default_factory=dict)   # trial id -> full test passes already read
+    folders_read: int = 0        # trial folders read for rows: the work done, which tests count
+
+
+def collect(study: Any, folder: SweepFolder, objectives: list[Objective],
+            cache: ReportCache | None = None) -> list[TrialRow]:
+    """Every trial's row; with `cache`, only running trials and trials that changed since are read again."""
+    cache = cache if cache is not None else ReportCache()
     rows = []
-    objective = objectives[0]
     for trial in study.get_trials(deepcopy=False):
-        trial_id = trial_id_of(trial)
-        records = epoch_records(os.path.join(folder.trial_dir(trial_id), "metrics.jsonl"))
-        attempts = [a for a in folder.read_attempts(trial_id) if "end" in a]
-        state = "imported" if trial.user_attrs.get("imported") else trial.state.name.lower()
-        rows.append(TrialRow(
-            id=trial_id, number=trial.number, state=state,
-            value=trial.values[0] if trial.values else None,
-            best=objective_value(records, objective.metric, objective.mode, "best"),
-            last=objective_value(records, objective.metric, objective.mode, "last"),
-            wall_seconds=round(sum(a["end"] - a["start"] for a in attempts), 3),
-            params=trial.user_attrs.get("sets", {})))
+        signature = _signature(trial)
+        known = cache.rows.get(trial.number)
+        if known is not None and known[0] == signature:
+            rows.append(known[1])
+            continue
+        row = _row(trial, folder, objectives[0], cache.epochs)
+        cache.folders_read += 1
+        if trial.state.name != "RUNNING":
+            cache.rows[trial.number] = (signature, row)
+        rows.append(row)
     return rows
+
+
+def _signature(trial: Any) -> tuple:
+    """What a cached row depends on besides the trial's files (`sets` are stored before a trial first runs)."""
+    return trial.state.name, tuple(trial.values or ()), trial.user_attrs.get("trial_id"), trial.user_attrs.get("imported")
+
+
+def study_rows(study: Any) -> list[TrialRow]:
+    """Every trial's row from the study alone, without best, last and wall time (no trial folder is read)."""
+    return [_row(trial, None, None) for trial in study.get_trials(deepcopy=False)]
+
+
+def _row(trial: Any, folder: SweepFolder | None, objective: Objective | None,
+         known: dict[str, list[dict]] | None = None) -> TrialRow:
+    from playground.sweeps.search.study import trial_id_of
+    trial_id = trial_id_of(trial)
+    records = (known or {}).pop(trial_id, None)
+    if records is None:
+        records = [] if folder is None else epoch_records(os.path.join(folder.trial_dir(trial_id), "metrics.jsonl"))
+    attempts = [] if folder is None else [a for a in folder.read_attempts(trial_id) if "end" in a]
+    state = "imported" if trial.user_attrs.get("imported") else trial.state.name.lower()
+    return TrialRow(
+        id=trial_id, number=trial.number, state=state,
+        value=trial.values[0] if trial.values else None,
+        best=None if objective is None else objective_value(records, objective.metric, objective.mode, "best"),
+        last=None if objective is None else objective_value(records, objective.metric, objective.mode, "last"),
+        wall_seconds=round(sum(a["end"] - a["start"] for a in attempts), 3),
+        params=trial.user_attrs.get("sets", {}))
 
 
 def ranked(rows: list[TrialRow], objective: Objective) -> list[TrialRow]:
@@ -61,53 +104,91 @@ def ranked(rows: list[TrialRow], objective: Objective) -> list[TrialRow]:
     return sorted(rows, key=key)
 
 
-def write_summary(study: Any, folder: SweepFolder, objectives: list[Objective]) -> list[TrialRow]:
+def write_summary(study: Any, folder: SweepFolder, objectives: list[Objective],
+                  cache: ReportCache | None = None) -> list[TrialRow]:
+    cache = cache if cache is not None else ReportCache()
     objective = objectives[0]
-    rows = ranked(collect(study, folder, objectives), objective)
+    rows = ranked(collect(study, folder, objectives, cache), objective)
     keys = list(dict.fromkeys(k for row in rows for k in row.params))
     header = ["id", "number", "state", objective.metric, "best", "last", "wall_seconds", *keys]
     table = [[r.id, r.number, r.state, _num(r.value), _num(r.best), _num(r.last), r.wall_seconds,
               *[json.dumps(r.params[k]) if k in r.params else "" for k in keys]] for r in rows]
-    _write_csv(os.path.join(folder.root, "summary.csv"), header, table)
-    _write_markdown(os.path.join(folder.root, "summary.md"), header, table, objective, len(rows))
-    _write_candle(folder, rows, objective, keys)
+    _write_text(cache, os.path.join(folder.root, "summary.csv"), _csv(header, table))
+    _write_text(cache, os.path.join(folder.root, "summary.md"), _markdown(header, table, objective, len(rows)))
+    _write_candle(cache, folder, rows, objective, keys)
     best = next((r for r in rows if r.state == "complete" and r.value is not None), None)
     if best is not None:
         opts_path = os.path.join(folder.trial_dir(best.id), "opts.json")
-        if os.path.isfile(opts_path):
+        path = os.path.join(folder.root, "best.json")
+        key = (best.id, _stamp(opts_path))
+        if key[1] is not None and not _unchanged(cache, path, key):
             with open(opts_path, encoding="utf-8") as handle:
                 opts = json.load(handle)
-            write_json(os.path.join(folder.root, "best.json"), opts, durable=False)
+            write_json(path, opts, durable=False)
+            cache.written[path] = (key, _stamp(path))
     return rows
 
 
-def _write_candle(folder: SweepFolder, rows: list[TrialRow], objective: Objective, keys: list[str]) -> None:
+def _write_candle(cache: ReportCache, folder: SweepFolder, rows: list[TrialRow], objective: Objective,
+                  keys: list[str]) -> None:
     finished = sorted((r for r in rows if r.state in ("complete", "pruned") and r.value is not None),
                       key=lambda r: r.number)
-    for row in finished:
-        with atomic_open(os.path.join(folder.trial_dir(row.id), "result.txt"), durable=False) as handle:
-            handle.write(f"{row.value!r}\n")
+    for row in finished:   # the value alone: a trial's result.txt is written when its value appears, not per end
+        _write_text(cache, os.path.join(folder.trial_dir(row.id), "result.txt"), f"{row.value!r}\n",
+                    compare_file=True)
     header = ["run_id", *keys, objective.metric]
-    _write_csv(os.path.join(folder.root, "output.csv"), header,
-               [[r.id, *[json.dumps(r.params.get(k)) if k in r.params else "" for k in keys], repr(r.value)]
-                for r in finished])
+    _write_text(cache, os.path.join(folder.root, "output.csv"), _csv(
+        header, [[r.id, *[json.dumps(r.params.get(k)) if k in r.params else "" for k in keys], repr(r.value)]
+                 for r in finished]))
 
 
-def _write_csv(path: str, header: list[str], table: list[list]) -> None:
+def _write_text(cache: ReportCache, path: str, text: str, compare_file: bool = False) -> None:
+    """Replace `path` with `text` unless it already holds it: as this cache last wrote it and no other writer
+    replaced it since (each atomic write makes a new inode), or, with `compare_file`, as read from the file."""
+    if _unchanged(cache, path, text):
+        return
+    if compare_file and path not in cache.written and _read(path) == text:
+        cache.written[path] = (text, _stamp(path))
+        return
+    with atomic_open(path, durable=False) as handle:
+        handle.write(text)
+    cache.written[path] = (text, _stamp(path))
+
+
+def _unchanged(cache: ReportCache, path: str, key: Any) -> bool:
+    known = cache.written.get(path)
+    return known is not None and known[0] == key and known[1] is not None and known[1] == _stamp(path)
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status.st_ino, status.st_mtime_ns
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _csv(header: list[str], table: list[list]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
     writer.writerows(table)
-    with atomic_open(path, durable=False) as handle:
-        handle.write(buffer.getvalue())
+    return buffer.getvalue()
 
 
-def _write_markdown(path: str, header: list[str], table: list[list], objective: Objective, count: int) -> None:
+def _markdown(header: list[str], table: list[list], objective: Objective, count: int) -> str:
     lines = [f"# Sweep summary: {count} trials, sorted by {objective.metric} ({objective.mode})", "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in table]
-    with atomic_open(path, durable=False) as handle:
-        handle.write("\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"
 
 
 def _num(value: float | None) -> str:

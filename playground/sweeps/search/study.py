@@ -51,16 +51,17 @@ def make_pruner(searcher: dict) -> Any:
 
 
 def load_study(folder: SweepFolder, searcher: dict, objectives: list[Objective], create: bool,
-               storage: str | None = None) -> Any:
+               storage: str | None = None, backend: Any = None) -> Any:
     """The sweep's study. `storage`: a URL from --storage (None: the spec's, as sweep.json recorded it, else the
     journal). Creating records the storage (password removed) and the study name in sweep.json, for every later
-    `sweep status`, `sweep agent` and resumed `sweep run`. An unreachable storage is a SweepError (exit 2)."""
+    `sweep status`, `sweep agent` and resumed `sweep run`. An unreachable storage is a SweepError (exit 2).
+    `backend`: an Optuna storage to use instead of opening the located one (`summary --rebuild`'s buffer)."""
     import optuna
     from playground.sweeps.search.storages import check_owner, locate, open_storage as open_located, record
     quiet_optuna()
     stored = folder.read_spec() if folder.exists() else {}
     location = locate(folder, storage, stored.get("spec", {}).get("name") or "sweep", stored.get("identity", ""))
-    backend = open_located(folder, location.storage)
+    backend = backend if backend is not None else open_located(folder, location.storage)
     kwargs = dict(storage=backend, sampler=make_sampler(searcher), pruner=make_pruner(searcher),
                   study_name=location.study_name)
     try:
