@@ -28,7 +28,7 @@ from playground.sweeps.inputs.space import constants
 from playground.sweeps.inputs.spec import DEFAULT_GRACE_SECONDS, SweepSpec
 from playground.sweeps.search._optuna_private import storage_of, storage_trial_id, suggest_params
 from playground.sweeps.search.asha import AdaptiveAsha, make_brackets
-from playground.sweeps.search.study import counted, distributions, live_trial, sampled_budget, trial_id_of
+from playground.sweeps.search.study import BudgetTally, distributions, live_trial, sampled_budget, trial_id_of
 
 WAIT = "wait"   # nothing to claim now, but a place may free up (ASHA brackets) or a lease may expire
 
@@ -58,6 +58,7 @@ class Coordinator:
         self.dists = distributions(spec.space, grid=spec.searcher_name == "grid")
         self.asha = self._load_asha() if spec.searcher_name == "adaptive_asha" else None
         self._spec_stamp = _stamp(folder.spec_file)
+        self.tally = BudgetTally()        # the budget's trials, counted as the study grows
 
     def budget(self) -> int:
         """The budget now: `sweep run` on the folder while this agent works may have raised or lowered
@@ -81,8 +82,8 @@ class Coordinator:
         from optuna.trial import TrialState
         with self.lock:
             undecided = False
-            for trial in self.study.get_trials(deepcopy=False):
-                if not self.adopt or trial.state != TrialState.RUNNING or storage_trial_id(trial) in self.owned:
+            for trial in self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+                if not self.adopt or storage_trial_id(trial) in self.owned:
                     continue
                 verdict, attempt = self._lease(trial)
                 if verdict == EXPIRED:
@@ -90,9 +91,9 @@ class Coordinator:
                 undecided = undecided or verdict == UNDECIDED
             with self._ask_lock():
                 trials = self.study.get_trials(deepcopy=False)
-                in_budget = counted(trials)
-                waiting = [t for t in trials if t.state == TrialState.WAITING]   # planned, or extra (sweep continue)
-                if not waiting and len(in_budget) >= self.budget():
+                in_budget = self.tally.update(trials).counted
+                waiting = self.tally.waiting    # planned, or extra (sweep continue)
+                if not waiting and in_budget >= self.budget():
                     return WAIT if undecided else None
                 bracket = None
                 if self.asha is not None and not any(t.user_attrs.get("extra") for t in waiting):

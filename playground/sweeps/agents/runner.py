@@ -33,7 +33,7 @@ from playground.sweeps.results.live import LiveReports
 from playground.sweeps.results.summary import ReportCache, write_summary
 from playground.sweeps.search.retrying import StorageUnavailable
 from playground.sweeps.search.storages import locate
-from playground.sweeps.search.study import budget, counted, finished_in_budget, initialize, load_study, trial_id_of
+from playground.sweeps.search.study import BudgetTally, budget, counted, initialize, load_study
 
 
 def run_sweep(prepared: PreparedSweep, sweep_dir: str, workers: int, quiet: bool = False,
@@ -119,18 +119,19 @@ def _run_slots(coordinator: Coordinator, study: Any, spec: SweepSpec, folder: Sw
     stopping = threading.Event()
     summary_lock = threading.Lock()
     ended_here = [0]
-    cache = ReportCache()
+    cache = ReportCache(seed_from_summary=True)   # this agent may join a sweep of thousands of finished trials
+    tally = BudgetTally()
     reports = LiveReports(lambda: write_summary(study, folder, spec.objectives, cache))
+    cache.pace = reports.pace
 
     def on_end(trial_id: str, outcome: Outcome) -> None:
         with summary_lock:
             ended_here[0] += 1
             now = coordinator.total      # the budget as last read: `sweep run` may change it meanwhile
-            trials = study.get_trials(deepcopy=False)
-            done = finished_in_budget(trials, now)
+            done = tally.update(study.get_trials(deepcopy=False)).finished_in_budget(now)
             value = "" if not outcome.values else " " + ", ".join(
                 f"{o.metric}={v:.6g}" for o, v in zip(spec.objectives, outcome.values))
-            extra = any(t.user_attrs.get("extra") and trial_id_of(t) == trial_id for t in trials)
+            extra = trial_id in tally.extra
             _say(f"[sweep] {trial_id} {outcome.state}{value} ({outcome.seconds:.1f} s) "
                  + (f"extra, outside the budget ({done}/{now})" if extra else f"{done}/{now}"), quiet)
         reports.update()

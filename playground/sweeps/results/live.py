@@ -3,7 +3,8 @@
 A trial's end calls `update()`, which returns at once; the thread then rewrites the reports (write_summary with
 the agent's ReportCache: only what changed is read or written), at most once per `min_seconds` and never
 for more than about a tenth of its time, so the reports cost a slot nothing however many trials the sweep
-has. `close()` stops the thread and, when asked, writes the final state before it returns: the reports of a
+has. A long refresh (an agent's first on a sweep of thousands of trials reads every folder once) calls
+`pace()` between folders, which sleeps to keep to that tenth: the slots' threads share the interpreter with it. `close()` stops the thread and, when asked, writes the final state before it returns: the reports of a
 sweep that ended are what `sweep summary` would write. A refresh that fails (a full disk) is said once on
 stderr and tried again at the next update; the final write raises.
 """
@@ -16,6 +17,7 @@ from typing import Callable
 
 MIN_SECONDS = 1.0     # between two refreshes while trials end
 SHARE = 0.1           # the most of the thread's time spent refreshing (the pause after one is 9x its length)
+SLICE = 0.02          # pace(): the longest stretch of work between two pauses
 
 
 class LiveReports:
@@ -26,6 +28,7 @@ class LiveReports:
         self._lock = threading.Lock()         # one refresh at a time: the thread's or close()'s
         self._failed = False
         self.refreshes = 0
+        self._resumed = 0.0
         self._thread = threading.Thread(target=self._loop, name="sweep-reports", daemon=True)
         self._thread.start()
 
@@ -49,11 +52,22 @@ class LiveReports:
             if self._closing.is_set():
                 return
             self._wanted.clear()
-            started = time.monotonic()
+            self._resumed = time.monotonic()
             with self._lock:
                 self._refresh()
-            spent = time.monotonic() - started
-            self._closing.wait(max(self._min_seconds, spent * (1 - SHARE) / SHARE))
+            unpaid = time.monotonic() - self._resumed    # the work since pace() last paused for it
+            self._closing.wait(max(self._min_seconds, unpaid * (1 - SHARE) / SHARE))
+
+    def pace(self) -> None:
+        """Between two steps of a long refresh by the thread: pause so it keeps to its share of the time. The final
+        write (close) and any write from another thread go at full speed."""
+        if self._closing.is_set() or threading.current_thread() is not self._thread:
+            return
+        busy = time.monotonic() - self._resumed
+        if busy >= SLICE:
+            pause = busy * (1 - SHARE) / SHARE
+            self._closing.wait(pause)
+            self._resumed = time.monotonic()
 
     def _refresh(self) -> None:
         try:

@@ -14,7 +14,7 @@ import io
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from playground.outputs.atomic_files import atomic_open, write_json
 from playground.sweeps.files.metrics_tail import epoch_records, objective_value
@@ -43,6 +43,11 @@ class ReportCache:
     rows: dict[int, tuple[tuple, TrialRow]] = field(default_factory=dict)    # trial number -> (signature, row)
     written: dict[str, tuple[Any, tuple[int, int] | None]] = field(default_factory=dict)
     epochs: dict[str, list[dict]] = field(default_factory=dict)   # trial id -> full test passes already read
+    lines: dict[int, tuple] = field(default_factory=dict)   # trial number -> (row, keys, its formatted lines)
+    pace: Callable[[], None] | None = None   # called after each trial folder read (LiveReports spreads the work)
+    # take finished trials' best, last and wall time from the summary.csv an earlier writer left, where its row
+    # has the study's id, state and value (an agent joining a sweep of thousands then reads no folder of them)
+    seed_from_summary: bool = False
     folders_read: int = 0        # trial folders read for rows: the work done, which tests count
 
 
@@ -50,6 +55,8 @@ def collect(study: Any, folder: SweepFolder, objectives: list[Objective],
             cache: ReportCache | None = None) -> list[TrialRow]:
     """Every trial's row; with `cache`, only running trials and trials that changed since are read again."""
     cache = cache if cache is not None else ReportCache()
+    earlier = _summary_cells(folder, objectives[0]) if cache.seed_from_summary else {}
+    cache.seed_from_summary = False
     rows = []
     for trial in study.get_trials(deepcopy=False):
         signature = _signature(trial)
@@ -57,8 +64,12 @@ def collect(study: Any, folder: SweepFolder, objectives: list[Objective],
         if known is not None and known[0] == signature:
             rows.append(known[1])
             continue
-        row = _row(trial, folder, objectives[0], cache.epochs)
-        cache.folders_read += 1
+        row = _row_from_cells(trial, earlier.get(trial.number)) if trial.state.name != "RUNNING" else None
+        if row is None:
+            row = _row(trial, folder, objectives[0], cache.epochs)
+            cache.folders_read += 1
+            if cache.pace is not None:
+                cache.pace()
         if trial.state.name != "RUNNING":
             cache.rows[trial.number] = (signature, row)
         rows.append(row)
@@ -93,6 +104,36 @@ def _row(trial: Any, folder: SweepFolder | None, objective: Objective | None,
         params=trial.user_attrs.get("sets", {}))
 
 
+def _summary_cells(folder: SweepFolder, objective: Objective) -> dict[int, list[str]]:
+    """summary.csv's rows by trial number, when its leading columns are this sweep's ({} otherwise)."""
+    try:
+        with open(os.path.join(folder.root, "summary.csv"), encoding="utf-8", newline="") as handle:
+            table = list(csv.reader(handle))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return {}
+    if not table or table[0][:7] != ["id", "number", "state", objective.metric, "best", "last", "wall_seconds"]:
+        return {}
+    return {int(r[1]): r for r in table[1:] if len(r) == len(table[0]) and r[1].isdigit()}
+
+
+def _row_from_cells(trial: Any, cells: list[str] | None) -> TrialRow | None:
+    """The row of a trial that is not running from its summary.csv cells, if they are this trial's as the study
+    has it now (id, state, value); None otherwise (its folder is read)."""
+    if cells is None:
+        return None
+    from playground.sweeps.search.study import trial_id_of
+    state = "imported" if trial.user_attrs.get("imported") else trial.state.name.lower()
+    value = trial.values[0] if trial.values else None
+    if cells[0] != trial_id_of(trial) or cells[2] != state or cells[3] != _num(value):
+        return None
+    try:
+        best, last, wall = (None if c == "" else json.loads(c) for c in cells[4:7])
+    except ValueError:      # inf or nan: read the folder
+        return None
+    return TrialRow(id=cells[0], number=trial.number, state=state, value=value, best=best, last=last,
+                    wall_seconds=wall, params=trial.user_attrs.get("sets", {}))
+
+
 def ranked(rows: list[TrialRow], objective: Objective) -> list[TrialRow]:
     """Complete trials by value, then pruned ones by value, then the rest by number."""
     order = {"complete": 0, "imported": 1, "pruned": 2}
@@ -109,12 +150,13 @@ def write_summary(study: Any, folder: SweepFolder, objectives: list[Objective],
     cache = cache if cache is not None else ReportCache()
     objective = objectives[0]
     rows = ranked(collect(study, folder, objectives, cache), objective)
-    keys = list(dict.fromkeys(k for row in rows for k in row.params))
+    keys = tuple(dict.fromkeys(k for row in rows for k in row.params))
     header = ["id", "number", "state", objective.metric, "best", "last", "wall_seconds", *keys]
-    table = [[r.id, r.number, r.state, _num(r.value), _num(r.best), _num(r.last), r.wall_seconds,
-              *[json.dumps(r.params[k]) if k in r.params else "" for k in keys]] for r in rows]
-    _write_text(cache, os.path.join(folder.root, "summary.csv"), _csv(header, table))
-    _write_text(cache, os.path.join(folder.root, "summary.md"), _markdown(header, table, objective, len(rows)))
+    lines = [_lines(cache, row, keys) for row in rows]
+    _write_text(cache, os.path.join(folder.root, "summary.csv"), _csv([header]) + "".join(x[0] for x in lines))
+    title = f"# Sweep summary: {len(rows)} trials, sorted by {objective.metric} ({objective.mode})"
+    _write_text(cache, os.path.join(folder.root, "summary.md"),
+                f"{title}\n\n{_markdown(header)}|{'---|' * len(header)}\n" + "".join(x[1] for x in lines))
     _write_candle(cache, folder, rows, objective, keys)
     best = next((r for r in rows if r.state == "complete" and r.value is not None), None)
     if best is not None:
@@ -129,30 +171,55 @@ def write_summary(study: Any, folder: SweepFolder, objectives: list[Objective],
     return rows
 
 
+def _lines(cache: ReportCache, row: TrialRow, keys: tuple[str, ...]) -> tuple[str, str, str]:
+    """The row's line of summary.csv, of summary.md and of output.csv, formatted once per row and set of keys."""
+    known = cache.lines.get(row.number)
+    if known is not None and known[0] is row and known[1] == keys:
+        return known[2]
+    params = [json.dumps(row.params[k]) if k in row.params else "" for k in keys]
+    cells = [row.id, row.number, row.state, _num(row.value), _num(row.best), _num(row.last), row.wall_seconds, *params]
+    out = [row.id, *[json.dumps(row.params.get(k)) if k in row.params else "" for k in keys], repr(row.value)]
+    made = (_csv([cells]), _markdown(cells), _csv([out]))
+    cache.lines[row.number] = (row, keys, made)
+    return made
+
+
 def _write_candle(cache: ReportCache, folder: SweepFolder, rows: list[TrialRow], objective: Objective,
-                  keys: list[str]) -> None:
+                  keys: tuple[str, ...]) -> None:
     finished = sorted((r for r in rows if r.state in ("complete", "pruned") and r.value is not None),
                       key=lambda r: r.number)
     for row in finished:   # the value alone: a trial's result.txt is written when its value appears, not per end
-        _write_text(cache, os.path.join(folder.trial_dir(row.id), "result.txt"), f"{row.value!r}\n",
-                    compare_file=True)
-    header = ["run_id", *keys, objective.metric]
-    _write_text(cache, os.path.join(folder.root, "output.csv"), _csv(
-        header, [[r.id, *[json.dumps(r.params.get(k)) if k in r.params else "" for k in keys], repr(r.value)]
-                 for r in finished]))
+        _write_result(cache, os.path.join(folder.trial_dir(row.id), "result.txt"), f"{row.value!r}\n")
+    _write_text(cache, os.path.join(folder.root, "output.csv"),
+                _csv([["run_id", *keys, objective.metric]]) + "".join(_lines(cache, r, keys)[2] for r in finished))
 
 
-def _write_text(cache: ReportCache, path: str, text: str, compare_file: bool = False) -> None:
-    """Replace `path` with `text` unless it already holds it: as this cache last wrote it and no other writer
-    replaced it since (each atomic write makes a new inode), or, with `compare_file`, as read from the file."""
+def _write_text(cache: ReportCache, path: str, text: str) -> None:
+    """Replace `path` with `text` unless it holds it as this cache last wrote it and no other writer replaced
+    it since (each atomic write makes a new inode)."""
     if _unchanged(cache, path, text):
-        return
-    if compare_file and path not in cache.written and _read(path) == text:
-        cache.written[path] = (text, _stamp(path))
         return
     with atomic_open(path, durable=False) as handle:
         handle.write(text)
     cache.written[path] = (text, _stamp(path))
+
+
+def _write_result(cache: ReportCache, path: str, text: str) -> None:
+    """A trial's result.txt: written unless it already holds `text` (as this cache knows, or as read once);
+    every writer writes the same value there, so no stat is needed while the cache knows it."""
+    known = cache.written.get(path)
+    if known is not None and known[0] == text:
+        return
+    if known is None:
+        found = _read(path)
+        if cache.pace is not None:
+            cache.pace()
+        if found == text:
+            cache.written[path] = (text, None)
+            return
+    with atomic_open(path, durable=False) as handle:
+        handle.write(text)
+    cache.written[path] = (text, None)
 
 
 def _unchanged(cache: ReportCache, path: str, key: Any) -> bool:
@@ -176,19 +243,14 @@ def _read(path: str) -> str | None:
         return None
 
 
-def _csv(header: list[str], table: list[list]) -> str:
+def _csv(table: list[list]) -> str:
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(table)
+    csv.writer(buffer, lineterminator="\n").writerows(table)
     return buffer.getvalue()
 
 
-def _markdown(header: list[str], table: list[list], objective: Objective, count: int) -> str:
-    lines = [f"# Sweep summary: {count} trials, sorted by {objective.metric} ({objective.mode})", "",
-             "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in table]
-    return "\n".join(lines) + "\n"
+def _markdown(cells: list) -> str:
+    return "| " + " | ".join(str(c) for c in cells) + " |\n"
 
 
 def _num(value: float | None) -> str:
