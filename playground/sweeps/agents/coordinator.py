@@ -23,7 +23,7 @@ from playground.restarts.fence import Fence, claim_path, highest_claim, read_cla
 from playground.sweeps.agents.heartbeat import AgentId
 from playground.sweeps.agents.lease import EXPIRED, RELEASED_STATES, UNDECIDED, Leases
 from playground.sweeps.errors import SweepError
-from playground.sweeps.files.sweep_folder import SweepFolder
+from playground.sweeps.files.sweep_folder import SweepFolder, file_stamp
 from playground.sweeps.inputs.space import constants
 from playground.sweeps.inputs.spec import DEFAULT_GRACE_SECONDS, SweepSpec
 from playground.sweeps.search._optuna_private import storage_of, storage_trial_id, suggest_params
@@ -57,7 +57,7 @@ class Coordinator:
         self.owned: dict[int, str] = {}   # optuna trial id -> trial id, for trials this process runs
         self.dists = distributions(spec.space, grid=spec.searcher_name == "grid")
         self.asha = self._load_asha() if spec.searcher_name == "adaptive_asha" else None
-        self._spec_stamp = _stamp(folder.spec_file)
+        self._spec_stamp = file_stamp(folder.spec_file)
         self.tally = BudgetTally()        # the budget's trials, counted as the study grows
 
     def budget(self) -> int:
@@ -66,7 +66,7 @@ class Coordinator:
         their planned points, and adaptive ASHA's brackets were made for the budget it started with."""
         if self.spec.searcher_name in ("grid", "upf", "adaptive_asha"):
             return self.total
-        stamp = _stamp(self.folder.spec_file)
+        stamp = file_stamp(self.folder.spec_file)
         if stamp != self._spec_stamp:
             self._spec_stamp = stamp
             try:
@@ -219,12 +219,3 @@ class Coordinator:
 
     def _save_asha(self) -> None:
         write_json(self.folder.searcher_state, self.asha.snapshot(), durable=False)
-
-
-def _stamp(path: str) -> tuple[int, int] | None:
-    """What tells that a file was replaced or rewritten (write_json replaces it: a new inode)."""
-    try:
-        status = os.stat(path)
-    except OSError:
-        return None
-    return status.st_ino, status.st_mtime_ns

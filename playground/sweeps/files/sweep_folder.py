@@ -121,6 +121,15 @@ def now() -> float:
     return time.time()
 
 
+def file_stamp(path: str) -> tuple[int, int] | None:
+    """What tells that a file was replaced or rewritten (an atomic write replaces it: a new inode); None: absent."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status.st_ino, status.st_mtime_ns
+
+
 def _flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
     if not isinstance(tree, dict):
         return {prefix.rstrip("."): tree}

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from playground.outputs.atomic_files import atomic_open, write_json
 from playground.sweeps.files.metrics_tail import epoch_records, objective_value
-from playground.sweeps.files.sweep_folder import SweepFolder
+from playground.sweeps.files.sweep_folder import SweepFolder, file_stamp
 from playground.sweeps.inputs.spec import Objective
 
 TERMINAL = ("complete", "pruned", "fail")
@@ -162,12 +162,12 @@ def write_summary(study: Any, folder: SweepFolder, objectives: list[Objective],
     if best is not None:
         opts_path = os.path.join(folder.trial_dir(best.id), "opts.json")
         path = os.path.join(folder.root, "best.json")
-        key = (best.id, _stamp(opts_path))
+        key = (best.id, file_stamp(opts_path))
         if key[1] is not None and not _unchanged(cache, path, key):
             with open(opts_path, encoding="utf-8") as handle:
                 opts = json.load(handle)
             write_json(path, opts, durable=False)
-            cache.written[path] = (key, _stamp(path))
+            cache.written[path] = (key, file_stamp(path))
     return rows
 
 
@@ -201,7 +201,7 @@ def _write_text(cache: ReportCache, path: str, text: str) -> None:
         return
     with atomic_open(path, durable=False) as handle:
         handle.write(text)
-    cache.written[path] = (text, _stamp(path))
+    cache.written[path] = (text, file_stamp(path))
 
 
 def _write_result(cache: ReportCache, path: str, text: str) -> None:
@@ -224,15 +224,7 @@ def _write_result(cache: ReportCache, path: str, text: str) -> None:
 
 def _unchanged(cache: ReportCache, path: str, key: Any) -> bool:
     known = cache.written.get(path)
-    return known is not None and known[0] == key and known[1] is not None and known[1] == _stamp(path)
-
-
-def _stamp(path: str) -> tuple[int, int] | None:
-    try:
-        status = os.stat(path)
-    except OSError:
-        return None
-    return status.st_ino, status.st_mtime_ns
+    return known is not None and known[0] == key and known[1] is not None and known[1] == file_stamp(path)
 
 
 def _read(path: str) -> str | None:

@@ -45,12 +45,19 @@ def test_later_trials_leave_earlier_result_txt_untouched_and_the_reports_equal_a
     assert _stamps(sweep) == after                    # the rebuild found every result.txt right: none rewritten
 
 
-def test_a_refresh_with_nothing_changed_reads_no_trial_folder_and_writes_no_file(write_spec, tmp_path):
-    sweep = tmp_path / "sweep"
-    spec = write_spec({"name": "random", "max_trials": 2, "seed": 0}, SPACE)
+def _synthetic_sweep(write_spec, tmp_path, count: int, rebuild: bool = True):
+    """A sweep folder of 2 real contract trials and `count` synthetic finished ones (in its study when `rebuild`)."""
+    sweep = tmp_path / f"sweep{count}"
+    spec = write_spec({"name": "random", "max_trials": 2, "seed": 0}, SPACE, name=f"spec{count}.json")
     assert main(["sweep", "run", str(spec), "--sweep-dir", str(sweep), "--quiet"]) == 0
-    add_finished_trials(str(sweep), 60)
-    assert main(["sweep", "summary", str(sweep), "--rebuild"]) == 0
+    add_finished_trials(str(sweep), count)
+    if rebuild:
+        assert main(["sweep", "summary", str(sweep), "--rebuild"]) == 0
+    return sweep
+
+
+def test_a_refresh_with_nothing_changed_reads_no_trial_folder_and_writes_no_file(write_spec, tmp_path):
+    sweep = _synthetic_sweep(write_spec, tmp_path, 60)
     folder, spec, study = open_sweep(str(sweep))
     cache = ReportCache()
     write_summary(study, folder, spec.objectives, cache)
@@ -72,10 +79,7 @@ def test_a_refresh_with_nothing_changed_reads_no_trial_folder_and_writes_no_file
 def _rebuild_work(tmp_path, write_spec, count: int, monkeypatch) -> dict[str, int]:
     """Run `summary --rebuild` on a sweep of 2 real and `count` synthetic trials, counting its work: journal
     appends, trials handed out by the storage (all calls together) and files opened."""
-    sweep = tmp_path / f"sweep{count}"
-    spec = write_spec({"name": "random", "max_trials": 2, "seed": 0}, SPACE, name=f"spec{count}.json")
-    assert main(["sweep", "run", str(spec), "--sweep-dir", str(sweep), "--quiet"]) == 0
-    add_finished_trials(str(sweep), count)
+    sweep = _synthetic_sweep(write_spec, tmp_path, count, rebuild=False)
     work = {"appends": 0, "trials_handed_out": 0, "opens": 0}
     real_append, real_all, real_open = JournalFileBackend.append_logs, JournalStorage.get_all_trials, builtins.open
 
@@ -112,11 +116,7 @@ def test_a_rebuild_does_linear_work_in_the_number_of_trials(write_spec, tmp_path
 
 
 def test_an_agent_takes_finished_rows_from_summary_csv_only_where_they_match_the_study(write_spec, tmp_path):
-    sweep = tmp_path / "sweep"
-    spec = write_spec({"name": "random", "max_trials": 2, "seed": 0}, SPACE)
-    assert main(["sweep", "run", str(spec), "--sweep-dir", str(sweep), "--quiet"]) == 0
-    add_finished_trials(str(sweep), 40)
-    assert main(["sweep", "summary", str(sweep), "--rebuild"]) == 0
+    sweep = _synthetic_sweep(write_spec, tmp_path, 40)
     full = (sweep / "summary.csv").read_text()
     # one row's value no longer what the study says: that trial's folder is read, the other 41 rows are taken
     lines = full.splitlines(keepends=True)
