@@ -4,8 +4,9 @@ A trial's end calls `update()`, which returns at once; the thread then rewrites 
 the agent's ReportCache: only what changed is read or written), at most once per `min_seconds` and never
 for more than about a tenth of its time, so the reports cost a slot nothing however many trials the sweep
 has. A long refresh (an agent's first on a sweep of thousands of trials reads every folder once) calls
-`pace()` between folders, which sleeps to keep to that tenth: the slots' threads share the interpreter with it. `close()` stops the thread and, when asked, writes the final state before it returns: the reports of a
-sweep that ended are what `sweep summary` would write. A refresh that fails (a full disk) is said once on
+`pace()` between folders, which sleeps to keep to that tenth: the slots' threads share the interpreter with it.
+`close()` stops the thread and, when asked, writes the final state before it returns: the reports of a sweep
+that ended are what `sweep summary` would write. A refresh that fails (a full disk) is said once on
 stderr and tried again at the next update; the final write raises.
 """
 from __future__ import annotations

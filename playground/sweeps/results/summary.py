@@ -78,7 +78,8 @@ def collect(study: Any, folder: SweepFolder, objectives: list[Objective],
 
 def _signature(trial: Any) -> tuple:
     """What a cached row depends on besides the trial's files (`sets` are stored before a trial first runs)."""
-    return trial.state.name, tuple(trial.values or ()), trial.user_attrs.get("trial_id"), trial.user_attrs.get("imported")
+    attrs = trial.user_attrs
+    return trial.state.name, tuple(trial.values or ()), attrs.get("trial_id"), attrs.get("imported")
 
 
 def study_rows(study: Any) -> list[TrialRow]:

@@ -48,8 +48,8 @@ def add_finished_trials(sweep_dir: str, count: int, seed: int = 0) -> list[str]:
         _write(folder, "results.json", json.dumps({"metrics": {"test_loss": [r["test_loss"] for r in records]}}))
         start = attempts[0]["start"] + number
         _write(folder, "contract_times.json", json.dumps({"began": start + 0.2, "finished": start + 0.3}))
-        _write(folder, "attempts.jsonl", "".join(json.dumps({**a, "start": start, **({"end": start + 0.4} if "end" in a else {})}) + "\n"
-                                                 for a in attempts))
+        lines = [{**a, "start": start, **({"end": start + 0.4} if "end" in a else {})} for a in attempts]
+        _write(folder, "attempts.jsonl", "".join(json.dumps(line) + "\n" for line in lines))
         _write(folder, "claim-1", claim)
         record = {**template, "id": trial_id, "number": number, "params": {**template["params"], KEY: lr},
                   "values": [records[-1]["test_loss"]], "last_reported_step": samples_per_epoch * epochs}
