@@ -39,9 +39,9 @@ class TrialRow:
 @dataclass
 class ReportCache:
     """What one writing process knows: rows of trials that are not running (a finished trial's files no longer
-    change), and the files it wrote, each with its content key and the (inode, mtime) it left."""
+    change), and the files it wrote, each with its content key and the file_stamp it left."""
     rows: dict[int, tuple[tuple, TrialRow]] = field(default_factory=dict)    # trial number -> (signature, row)
-    written: dict[str, tuple[Any, tuple[int, int] | None]] = field(default_factory=dict)
+    written: dict[str, tuple[Any, tuple[int, int, int] | None]] = field(default_factory=dict)
     epochs: dict[str, list[dict]] = field(default_factory=dict)   # trial id -> full test passes already read
     lines: dict[int, tuple] = field(default_factory=dict)   # trial number -> (row, keys, its formatted lines)
     pace: Callable[[], None] | None = None   # called after each trial folder read (LiveReports spreads the work)
