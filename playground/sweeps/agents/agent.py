@@ -2,8 +2,8 @@
 study, stops it through SIGTERM when the searcher says so, and records how it ended.
 
 Fencing: each attempt begins by creating the trial's next claim file (restarts/fence.py); the run gets its
-number in PLAYGROUND_ATTEMPT. Before each of its own writes (trial.json, attempts.jsonl, the study, the
-summary) the slot checks that no later claim exists; once one does (another agent adopted the trial, this one
+number in PLAYGROUND_ATTEMPT. Before each of its own writes (trial.json, attempts.jsonl, the study; the
+reports are the agent's, from the study) the slot checks that no later claim exists; once one does (another agent adopted the trial, this one
 only looked dead), it kills its run, writes nothing more and moves on to another trial.
 
 Exit codes of a run: 0 done (complete, with the objective from its full test passes), 75 stopped after a
