@@ -9,7 +9,7 @@ A signal sent to a whole process group reaches each rank twice: directly, and fo
 repeats within REPEAT_GRACE_SECONDS of the first signal are the same request; a signal after that stops the
 process at once (KeyboardInterrupt), for a person who does not want to wait for the checkpoint.
 
-A spawned rank also gets SIGTERM when its launcher dies (PR_SET_PDEATHSIG, playground/launch/spawn.py), for
+A spawned rank also gets SIGTERM when its launcher dies (supervisor.start_ranks: a pidfd watch), for
 instance of a SIGKILL that no handler sees: the stop is then reported as the launcher's death, not as a SIGTERM
 that nobody sent. The cause is decided when it is read, not in the handler: the signal comes as the launcher's
 first thread exits, while its other threads still hold this process (getppid() changes only once all are gone).
@@ -24,6 +24,7 @@ import time
 import torch
 
 from playground.distribution import collectives as dist_utils
+from playground.processes import die_with_parent
 from playground.processes.exit_codes import EXIT_STOPPED
 
 EXIT_PREEMPTED = EXIT_STOPPED   # the old name, for code written against it
@@ -42,21 +43,25 @@ class Preemption:
         self._signum: int | None = None
         self._first_at = 0.0
         self._previous: dict[int, object] = {}
-        self._parent = os.getppid()
+        self._parent = die_with_parent.launcher_pid() or os.getppid()
 
     @property
     def signal_name(self) -> str | None:
         """What asked this process to stop (a signal's name, or its launcher's death); None before any signal."""
         if self._signum is None:
             return None
-        if self._signum == signal.SIGTERM and os.getppid() != self._parent:
+        if self._signum == signal.SIGTERM and self._launcher_died():
             return f"the death of its launcher (pid {self._parent})"
         return signal.Signals(self._signum).name
+
+    def _launcher_died(self) -> bool:
+        gone = die_with_parent.launcher_gone()     # a rank forked from the fork server watches its launcher
+        return os.getppid() != self._parent if gone is None else gone
 
     def install(self) -> None:
         if threading.current_thread() is not threading.main_thread():
             return
-        self._parent = os.getppid()
+        self._parent = die_with_parent.launcher_pid() or os.getppid()
         for sig in (signal.SIGTERM, signal.SIGINT):
             self._previous[sig] = signal.signal(sig, self._handle)
 

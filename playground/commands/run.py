@@ -15,13 +15,16 @@ import sys
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("experiment", nargs="?", metavar="EXPERIMENT.yaml",
+                        help="a Determined experiment configuration (with `entrypoint`); docs/determined.md")
     source.add_argument("--parameters-json", metavar="JSON",
                         help='the opts as JSON text: \'{"opts": {"input": {...}, "model": {...}, ...}}\'')
     source.add_argument("--parameters-file", metavar="FILE", help="the opts as a JSON file of the same form")
     parser.add_argument("--defaults-file", metavar="INI",
                         help="CANDLE-style defaults applied beneath the opts ([Global_Params] with dotted keys)")
     parser.add_argument("--set", metavar="SECTION.KEY=VALUE", action="append", default=[], dest="sets",
-                        help="override one key (repeatable); VALUE is a JSON literal, else a string")
+                        help="override one key (repeatable); VALUE is a JSON literal, else a string; for an "
+                             "EXPERIMENT.yaml, one hyperparameter (dotted for a nested group)")
     parser.add_argument("--shard-id", type=int, metavar="N", help="this host's index when num_shards > 1")
     parser.add_argument("--run-dir", metavar="DIR",
                         help="the run folder (default runs/<name>-<timestamp>); reuse it to resume a run")
@@ -30,19 +33,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "framework's own sections)")
     parser.add_argument("--resume", action="store_true",
                         help="resume the newest run folder under runs/ that has the same resolved opts")
-    parser.add_argument("--max-restarts", type=int, default=0, metavar="N",
+    parser.add_argument("--max-restarts", type=int, default=None, metavar="N",
                         help="run the same command again (same run folder, resuming its last checkpoint) after up "
                              "to N failed attempts; exit 75 (preempted) is continued for free, exit 2 never, and a "
-                             "CUDA out-of-memory line cancels retries. Attempts go to <run-dir>/attempts.jsonl")
+                             "CUDA out-of-memory line cancels retries. Attempts go to <run-dir>/attempts.jsonl "
+                             "(default 0; for an EXPERIMENT.yaml its max_restarts)")
     parser.add_argument("--dry-run", action="store_true",
                         help="validate, resolve every component, print the plan and the resolved opts, and exit "
                              "without creating anything")
+    parser.add_argument("--rungs", metavar="N,N,...", help=argparse.SUPPRESS)   # a sweep's ASHA rungs (EXPERIMENT.yaml)
     parser.add_argument("--test", action="store_true",
                         help="test the run in seconds: one training and one validation batch per rank, a checkpoint "
                              "round trip, every metric produced (in a temporary folder unless --run-dir)")
 
 
 def main(args: argparse.Namespace) -> int:
+    from playground.determined.experiment_run import experiment_file, run_experiment
+    from playground.processes.exit_codes import EXIT_USAGE
+    if args.max_restarts is not None and args.max_restarts < 0:
+        print("playground: error: --max-restarts must be 0 or more", file=sys.stderr)
+        return EXIT_USAGE
+    experiment = experiment_file(args)
+    if experiment:   # a Determined experiment: nothing below (opts, trainer) applies
+        return run_experiment(experiment, args)
+    return _run_opts(args)
+
+
+def _run_opts(args: argparse.Namespace) -> int:
     from playground.options.layers import OptsError
     from playground.options.registry import ComponentError
     from playground.launch.prepare import prepare_run
@@ -52,8 +69,10 @@ def main(args: argparse.Namespace) -> int:
     from playground.trainer.trial import trial_for_checks
     from playground.restarts.fence import Fenced
 
-    if args.max_restarts < 0:
-        print("playground: error: --max-restarts must be 0 or more", file=sys.stderr)
+    args.max_restarts = args.max_restarts or 0
+    if args.rungs:
+        print("playground: error: --rungs is for a Determined experiment (EXPERIMENT.yaml), set by its sweep",
+              file=sys.stderr)
         return EXIT_USAGE
     if args.test:
         from playground.launch.one_batch_run import run_test

@@ -34,6 +34,10 @@ def main(args: argparse.Namespace) -> int:
     from playground.options.registry import ComponentError
     from playground.launch.prepare import prepare_run
 
+    if args.experiment:
+        print(f"playground: error: {args.experiment}: a Determined experiment is not submitted yet; write an sbatch "
+              f"script that runs `playground run {args.experiment}` (docs/determined.md)", file=sys.stderr)
+        return EXIT_USAGE
     refused = [flag for flag, given in (("--test", args.test), ("--max-restarts", args.max_restarts),
                                         ("--shard-id", args.shard_id is not None)) if given]
     bad = [arg for arg in args.sbatch_args if not arg.startswith("-")]

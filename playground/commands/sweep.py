@@ -18,7 +18,10 @@ import argparse
 import os
 import sys
 
-from playground.processes.exit_codes import EXIT_DONE, EXIT_USAGE
+from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_USAGE
+
+
+REPORTS = ("status", "summary", "plots", "preview")   # commands whose stdout is a report, read or cut by a pipe
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,6 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="run the whole machinery on one tiny trial in a temporary folder and check the objective")
     run.add_argument("--quiet", action="store_true", help="no progress lines")
     add_storage_argument(run)
+    add_sweep_module_map_argument(run)
     agent = sub.add_parser(
         "agent", help="work on an existing sweep as one more agent (another host, a Slurm array task)",
         description="Work on an existing sweep folder as one more agent: N slots that claim trials until the "
@@ -49,6 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     agent.add_argument("sweep_dir", metavar="DIR", help="the sweep folder (created by `sweep run` or `sweep submit`)")
     agent.add_argument("--workers", type=int, default=1, metavar="N", help="agent slots in this process (default 1)")
     add_storage_argument(agent)
+    add_sweep_module_map_argument(agent)
     agent.add_argument("--quiet", action="store_true", help="no progress lines")
     serve = sub.add_parser("serve", help="serve the sweep's journal to agents on other hosts (gRPC proxy)",
                            description="Serve DIR's study journal to agents on other hosts through Optuna's gRPC "
@@ -67,10 +72,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        ("resume", "allow a paused sweep to run again (then re-run `sweep run`)")):
         command = sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
         command.add_argument("sweep_dir", metavar="DIR")
+        if name in ("status", "summary", "plots"):
+            add_storage_argument(command)
         if name == "summary":
             command.add_argument("--rebuild", action="store_true",
                                  help="first rebuild the study from the run folders alone (trial.json, "
                                       "attempts.jsonl, metrics.jsonl); an existing study.journal is kept, renamed")
+            add_sweep_module_map_argument(command)
     extend = sub.add_parser(
         "continue", help="add a trial that continues trial ID from its latest checkpoint with changed settings",
         description="Add a trial that continues trial ID's training from its latest checkpoint (weights, optimizer, "
@@ -81,6 +89,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     extend.add_argument("trial", metavar="ID", help="the trial to continue (its folder name, e.g. t0003)")
     extend.add_argument("--set", metavar="SECTION.KEY=VALUE", action="append", default=[], dest="sets",
                         help="a setting that differs from the source trial's (JSON value); repeatable")
+    add_storage_argument(extend)
+    add_sweep_module_map_argument(extend)
     _add_submit(sub)
 
 
@@ -103,6 +113,7 @@ def _add_submit(sub: argparse._SubParsersAction) -> None:
                              "replaces a default of the same option)")
     submit.add_argument("--dry-run", action="store_true", help="print the script; write and submit nothing")
     add_storage_argument(submit)
+    add_sweep_module_map_argument(submit)
 
 
 def add_storage_argument(parser: argparse.ArgumentParser) -> None:
@@ -112,6 +123,14 @@ def add_storage_argument(parser: argparse.ArgumentParser) -> None:
                              "postgresql://user@host:port/db (password from PGPASSWORD or ~/.pgpass), or "
                              "grpc://host:port (a `playground sweep serve`); default: the spec's storage, else "
                              "the one the sweep began with")
+
+
+def add_sweep_module_map_argument(parser: argparse.ArgumentParser) -> None:
+    """--module-map FILE after the action too (`playground sweep --module-map FILE ACTION` takes it as well)."""
+    parser.add_argument("--module-map", metavar="FILE", default=argparse.SUPPRESS,
+                        help="your own module map (MODULE_MAP = {name: dotted module path}); recorded in sweep.json "
+                             "and used by every agent and trial; default: PLAYGROUND_MODULE_MAP, else the one the "
+                             "sweep recorded, else a module_map.py beside the base opts")
 
 
 def _check_storage_argument(args: argparse.Namespace) -> None:
@@ -128,10 +147,22 @@ def _check_storage_argument(args: argparse.Namespace) -> None:
 def main(args: argparse.Namespace) -> int:
     from playground.options.layers import OptsError  # SweepError is one
     try:
-        return _dispatch(args)
+        code = _dispatch(args)
+        sys.stdout.flush()   # here, so that a reader gone away (`| head`) is seen inside the try
+        return code
     except OptsError as err:
         print(f"playground sweep: error: {err}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:   # the reader has what it wanted (`| head`): end quietly, as Unix tools do
+        if args.sweep_command not in REPORTS:
+            raise
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # nothing left to flush at exit
+        return EXIT_DONE
+    except OSError as err:   # the machine's, not the input's (a full disk): one line, not a traceback
+        from playground.sweeps.errors import described
+        print(f"playground sweep: failed: {described(err)}. Mend the cause, then re-run the same command to "
+              f"continue. Exit code {EXIT_FAILED}.", file=sys.stderr)
+        return EXIT_FAILED
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -146,7 +177,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return EXIT_DONE
     if args.sweep_command == "continue":
         from playground.sweeps.agents.warm_start import continue_trial
-        return continue_trial(args.sweep_dir, args.trial, args.sets)
+        _check_storage_argument(args)
+        return continue_trial(args.sweep_dir, args.trial, args.sets, storage=args.storage)
     if args.sweep_command == "serve":
         from playground.sweeps.operations.serve import serve
         return serve(args.sweep_dir, args.host, args.port)
@@ -158,9 +190,11 @@ def _dispatch(args: argparse.Namespace) -> int:
         _check_storage_argument(args)
         return submit(args.sweep_dir, SlurmRequest(args.agents, args.workers_per_agent, args.gpus, args.sbatch_args),
                       dry_run=args.dry_run, spec_file=args.spec, storage=args.storage)
+    if args.sweep_command in ("status", "summary", "plots"):
+        _check_storage_argument(args)
     if args.sweep_command == "summary":
-        return reports.summary(args.sweep_dir, rebuild=args.rebuild)
-    return {"status": reports.status, "plots": reports.plots}[args.sweep_command](args.sweep_dir)
+        return reports.summary(args.sweep_dir, rebuild=args.rebuild, storage=args.storage)
+    return {"status": reports.status, "plots": reports.plots}[args.sweep_command](args.sweep_dir, storage=args.storage)
 
 
 def _spec(args: argparse.Namespace):
@@ -195,6 +229,8 @@ def _run(args: argparse.Namespace) -> int:
     from playground.sweeps.errors import SweepError
     from playground.sweeps.inputs.prepare import prepare_sweep
     from playground.sweeps.agents.runner import run_sweep
+    from playground.sweeps.files.module_maps import use_sweep_module_map
+    from playground.sweeps.files.sweep_folder import SweepFolder
     spec = _spec(args)
     if args.restart_file:
         spec = replace(spec, restart_file=os.path.abspath(args.restart_file),
@@ -202,12 +238,13 @@ def _run(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise SweepError("--workers must be at least 1")
     _check_storage_argument(args)
+    sweep_dir = args.sweep_dir or os.path.join("sweeps", spec.name)
+    use_sweep_module_map(None if args.test else SweepFolder(sweep_dir), spec.base)
     if args.test:
         from playground.sweeps.operations.selftest import self_test
         return self_test(spec)
     prepared = prepare_sweep(spec)
     workers = args.workers or spec.searcher.get("max_concurrent_trials") or 1
-    sweep_dir = args.sweep_dir or os.path.join("sweeps", spec.name)
     return run_sweep(prepared, sweep_dir, workers, quiet=args.quiet, storage=args.storage)
 
 

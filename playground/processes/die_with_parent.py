@@ -1,7 +1,8 @@
 """A child process dies with its parent: Linux's parent-death signal (PR_SET_PDEATHSIG) set to SIGTERM, on
 which a run checkpoints and exits 75. The one way the product sets it, used two ways by supervisor.py:
 
-- imported: a spawned rank calls die_with_parent(launcher pid) first (supervisor.start_ranks);
+- imported: a rank calls die_with_parent(its fork server's pid) and watch_launcher(launcher pid) first
+  (supervisor.start_ranks);
 - run as a script: `python -I -S die_with_parent.py PARENT_PID LC_CTYPE COMMAND...` sets it, then execs
   COMMAND in the same process (same pid), so signals sent to Popen.pid reach the command (start_child).
 
@@ -31,6 +32,46 @@ def die_with_parent(parent_pid: int) -> None:
         return
     if os.getppid() != parent_pid:      # the parent died before prctl: no signal would ever come
         os.kill(os.getpid(), signal.SIGTERM)
+
+
+_launcher_fd: int | None = None   # a pidfd of the launcher this rank watches (watch_launcher)
+_launcher_pid: int | None = None
+
+
+def launcher_pid() -> int | None:
+    """The launcher this rank watches (watch_launcher), else None."""
+    return _launcher_pid
+
+
+def watch_launcher(launcher_pid: int) -> None:
+    """A rank forked from a fork server (supervisor.start_ranks) has the server as its parent, not its launcher:
+    it gets SIGTERM when the launcher ends through a thread waiting on the launcher's pidfd (Linux 5.3+), and
+    `launcher_gone` tells that death from a SIGTERM somebody sent. At once if the launcher is already gone."""
+    global _launcher_fd, _launcher_pid
+    import select
+    _launcher_pid = launcher_pid
+    import threading
+    try:
+        _launcher_fd = os.pidfd_open(launcher_pid)
+    except ProcessLookupError:
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
+    except (OSError, AttributeError):  # no pidfds here: the fork server's death still signals (die_with_parent)
+        return
+
+    def wait_for_death(fd: int) -> None:
+        select.select([fd], [], [])
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=wait_for_death, args=(_launcher_fd,), name="launcher-watch", daemon=True).start()
+
+
+def launcher_gone() -> bool | None:
+    """Whether the watched launcher has ended (a zombie counts as ended); None when none is watched."""
+    if _launcher_fd is None:
+        return None
+    import select
+    return bool(select.select([_launcher_fd], [], [], 0)[0])
 
 
 def _exec(argv: list[str]) -> None:

@@ -2,7 +2,7 @@
 attempts of a restarted run (restarts/supervisor.py) and the trials of a sweep (sweeps/agent.py).
 
 - start: `start_child` runs a command (subprocess.Popen, exec'd in place by die_with_parent.py);
-  `start_ranks` runs a function in fresh interpreters (torch.multiprocessing's spawn). Either way the child
+  `start_ranks` runs a function in processes forked from a fork server that has imported torch once. Either way the child
   gets SIGTERM when this process dies (PR_SET_PDEATHSIG), so a killed parent leaves no child behind. The
   other children of the product start here too: `worker_pool` (make-lmdb's decoders), `run_tool` (sbatch).
 - forward: `stop_signals_call` turns SIGTERM/SIGINT to this process into a call, which passes a SIGTERM on
@@ -48,17 +48,45 @@ def start_child(command: list[str], **popen: Any) -> subprocess.Popen:
                             **popen)
 
 
+# What every rank imports anyway, imported once by the fork server that the ranks are forked from (instead of
+# once per rank): torch, and torch._dynamo, which torch imports on the first optimizer's add_param_group.
+RANK_PRELOAD = ["playground.processes.rank_server", "torch", "torch._dynamo", "playground.launch.worker"]
+
+
 def start_ranks(entry: Callable[..., None], args: tuple, count: int) -> list[BaseProcess]:
-    """`count` fresh interpreters (start method spawn), each calling entry(index, *args) once it will die with
-    this process. `entry` and `args` must pickle (a module-level function)."""
+    """`count` processes forked from a fork server (multiprocessing's forkserver: a fresh interpreter started
+    by this process that has imported RANK_PRELOAD and nothing else, no threads, no CUDA), each calling
+    entry(index, *args) once it will die with this process. A rank gets this process's environment and working
+    folder as they are now (the server's are those of its start). `entry` and `args` must pickle."""
     from torch.multiprocessing import start_processes
-    context = start_processes(_rank_main, args=(os.getpid(), entry, args), nprocs=count, join=False,
-                              start_method="spawn")
+    _ensure_fork_server()
+    context = start_processes(_rank_main, args=(os.getpid(), dict(os.environ), os.getcwd(), entry, args),
+                              nprocs=count, join=False, start_method="forkserver")
     return list(context.processes)
 
 
-def _rank_main(index: int, parent_pid: int, entry: Callable[..., None], args: tuple) -> None:
-    _wrapper.die_with_parent(parent_pid)
+def _ensure_fork_server() -> None:
+    """Start the fork server once per process, told that it is one (rank_server.py: it then ignores SIGTERM)."""
+    import multiprocessing
+    from multiprocessing import forkserver
+    from playground.processes.rank_server import SERVER_ENV
+    multiprocessing.get_context("forkserver").set_forkserver_preload(RANK_PRELOAD)
+    os.environ[SERVER_ENV] = str(os.getpid())
+    try:
+        forkserver.ensure_running()
+    finally:
+        del os.environ[SERVER_ENV]
+
+
+def _rank_main(index: int, launcher_pid: int, environ: dict[str, str], cwd: str, entry: Callable[..., None],
+               args: tuple) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)   # ignored by the server (rank_server.py)
+    # The rank's parent is the fork server: SIGTERM when it dies, and when the launcher does (watched).
+    _wrapper.die_with_parent(os.getppid())
+    _wrapper.watch_launcher(launcher_pid)
+    os.environ.clear()
+    os.environ.update(environ)
+    os.chdir(cwd)
     entry(index, *args)
 
 

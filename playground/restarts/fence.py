@@ -49,11 +49,16 @@ def create_claim(run_dir: str, attempt: int, holder: dict[str, Any] | None = Non
         fd = os.open(claim_path(run_dir, attempt), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
         return False
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump({"attempt": attempt, "host": host_id(), "pid": os.getpid(), "time": time.time(),
-                   **(holder or {})}, handle)
-        handle.flush()
-        os.fsync(handle.fileno())
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump({"attempt": attempt, "host": host_id(), "pid": os.getpid(), "time": time.time(),
+                       **(holder or {})}, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        # not written (a full disk): no attempt was started under it, so no empty claim may stay to fence one
+        os.unlink(claim_path(run_dir, attempt))
+        raise
     return True
 
 

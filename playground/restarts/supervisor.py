@@ -19,7 +19,7 @@ from typing import IO
 from playground.processes.exit_codes import EXIT_DONE, EXIT_USAGE, exit_status
 from playground.processes.supervisor import signal_child, start_child, stop_signals_call
 from playground.restarts.attempts import append_attempt, next_attempt
-from playground.restarts.policy import LogPolicy, RestartPolicy
+from playground.restarts.policy import Decision, LogPolicy, RestartPolicy
 
 CARRY = 4096   # characters kept between chunks, so a pattern cut in two by a read still matches
 
@@ -43,15 +43,20 @@ def supervise(command: list[str], run_dir: str, policy: RestartPolicy) -> int:
             matched = _tee_and_scan(process, policy)
             code = process.wait()
             decision = policy.decide(code, matched, stop_asked=stopping.is_set())
-            append_attempt(run_dir, {"attempt": attempt, "start": started, "end": time.time(), "exit_code": code,
-                                     "reason": decision.reason, "retry": decision.retry,
-                                     "restart_consumed": decision.consumes})
-            if not decision.retry:
-                if attempt > 1 or code not in (EXIT_DONE, EXIT_USAGE):
-                    print(f"playground: attempt {attempt} {decision.reason}", file=sys.stderr, flush=True)
+            if not attempt_ended(run_dir, attempt, started, code, decision):
                 return exit_status(code)
-            print(f"playground: attempt {attempt} {decision.reason}; running it again in {run_dir}",
-                  file=sys.stderr, flush=True)
+
+
+def attempt_ended(run_dir: str, attempt: int, started: float, code: int, decision: Decision) -> bool:
+    """The attempt's end in attempts.jsonl and, unless it simply succeeded, on stderr; whether it runs again."""
+    append_attempt(run_dir, {"attempt": attempt, "start": started, "end": time.time(), "exit_code": code,
+                             "reason": decision.reason, "retry": decision.retry, "restart_consumed": decision.consumes})
+    if not decision.retry:
+        if attempt > 1 or code not in (EXIT_DONE, EXIT_USAGE):
+            print(f"playground: attempt {attempt} {decision.reason}", file=sys.stderr, flush=True)
+        return False
+    print(f"playground: attempt {attempt} {decision.reason}; running it again in {run_dir}", file=sys.stderr, flush=True)
+    return True
 
 
 def _tee_and_scan(process: subprocess.Popen, policy: RestartPolicy) -> LogPolicy | None:

@@ -14,6 +14,7 @@ decides). Every attempt is a line in the trial's attempts.jsonl with its exit co
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -30,9 +31,11 @@ from playground.restarts.policy import Decision, RestartPolicy
 from playground.sweeps.agents.coordinator import WAIT, Coordinator, Ticket
 from playground.sweeps.agents.trial_process import slot_env, start_trial, trial_command
 from playground.sweeps.agents.warm_start import link_checkpoint
+from playground.sweeps.errors import described
 from playground.sweeps.files.metrics_tail import MetricsTail, epoch_records, objective_value
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.spec import SweepSpec
+from playground.sweeps.search.retrying import StorageUnavailable
 
 POLL_SECONDS = 0.2
 LOG_NAME = "sweep-trial.log"
@@ -48,6 +51,14 @@ class Outcome:
     seconds: float
 
 
+class SlotFailed(Exception):
+    """A slot's failure, naming the slot, its trial and folder, the error and the line that raised it."""
+
+    def __init__(self, slot: int, trial_id: str | None, folder: SweepFolder, err: BaseException) -> None:
+        trial = f" on trial {trial_id} ({folder.trial_dir(trial_id)})" if trial_id else ""
+        super().__init__(f"slot {slot}{trial}: {described(err)}")
+
+
 def superseded(reason: str) -> Outcome:
     return Outcome("superseded", None, None, reason, 0.0)
 
@@ -58,19 +69,46 @@ class Agent:
         self.spec, self.folder, self.coordinator = spec, folder, coordinator
         self.stopping, self.workers, self.on_end, self.policy = stopping, workers, on_end, policy
         self.processes: dict[int, subprocess.Popen] = {}
+        self.tickets: dict[int, Ticket] = {}     # the trial each slot works on, until it ended or was released
 
     def halted(self) -> bool:
         """Stop claiming: the sweep is stopping, or paused (control/PAUSE)."""
         return self.stopping.is_set() or self.folder.paused()
 
     def run_slot(self, slot: int) -> None:
+        """Claims and runs trials until the sweep halts or nothing is left. Any failure stops this slot's run
+        (SIGTERM: it checkpoints), releases its trial when it can, and is raised as SlotFailed (a storage outage
+        as itself), for the runner to stop the other slots and exit naming it."""
+        try:
+            self._claim_and_run(slot)
+        except Exception as err:
+            ticket = self.tickets.pop(slot, None)
+            self._abandon(slot, ticket)
+            if isinstance(err, StorageUnavailable):
+                raise
+            raise SlotFailed(slot, ticket.trial_id if ticket else None, self.folder, err) from err
+
+    def _abandon(self, slot: int, ticket: Ticket | None) -> None:
+        """After a failure: this slot's run stopped after a checkpoint, its trial released for the next agent."""
+        process = self.processes.pop(slot, None)
+        if process is not None:
+            supervisor.stop([process])
+        if ticket is None:
+            return
+        with contextlib.suppress(Exception):    # best effort: the failure may be a full disk
+            self._write_trial(ticket, "interrupted", slot)
+        self.coordinator.release(ticket)
+
+    def _claim_and_run(self, slot: int) -> None:
         while not self.halted():
+            self.tickets.pop(slot, None)
             ticket = self.coordinator.claim()
             if ticket is None:
                 return
             if ticket == WAIT:
                 time.sleep(POLL_SECONDS)
                 continue
+            self.tickets[slot] = ticket
             if not self._take(ticket):   # another agent created that claim first
                 self.coordinator.release(ticket)
                 time.sleep(POLL_SECONDS)
@@ -93,6 +131,7 @@ class Agent:
             # ends again the same way; the other order could leave trial.json saying running for ever
             self._write_trial(ticket, outcome.state, slot, outcome)
             self.coordinator.finish(ticket, outcome.state, outcome.values)
+            self.tickets.pop(slot, None)    # ended: a failure from here on leaves the trial as it is
             self.on_end(ticket.trial_id, outcome)
 
     def _take(self, ticket: Ticket) -> bool:
@@ -131,7 +170,7 @@ class Agent:
             problem = link_checkpoint(run_dir, ticket.warm_start)
             if problem:
                 return Outcome("fail", None, None, problem, 0.0)
-        command = trial_command(self.spec, ticket.sets, run_dir)
+        command = trial_command(self.spec, ticket.sets, run_dir, self.coordinator.rungs_of(ticket))
         log_path = os.path.join(run_dir, LOG_NAME)
         log_start = os.path.getsize(log_path) if os.path.isfile(log_path) else 0
         started = time.time()

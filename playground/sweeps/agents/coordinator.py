@@ -24,11 +24,12 @@ from playground.sweeps.agents.heartbeat import AgentId
 from playground.sweeps.agents.lease import EXPIRED, RELEASED_STATES, UNDECIDED, Leases
 from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder, file_stamp
-from playground.sweeps.inputs.space import constants
 from playground.sweeps.inputs.spec import DEFAULT_GRACE_SECONDS, SweepSpec
 from playground.sweeps.search._optuna_private import storage_of, storage_trial_id, suggest_params
 from playground.sweeps.search.asha import AdaptiveAsha, make_brackets
-from playground.sweeps.search.study import BudgetTally, distributions, live_trial, sampled_budget, trial_id_of
+from playground.sweeps.search.distinct import sampler as distinct_sampler
+from playground.sweeps.search.study import (BudgetTally, distributions, live_trial, make_sampler, sampled_budget,
+                                           trial_id_of, trial_sets)
 
 WAIT = "wait"   # nothing to claim now, but a place may free up (ASHA brackets) or a lease may expire
 
@@ -56,6 +57,9 @@ class Coordinator:
         self.lock = threading.Lock()
         self.owned: dict[int, str] = {}   # optuna trial id -> trial id, for trials this process runs
         self.dists = distributions(spec.space, grid=spec.searcher_name == "grid")
+        # no point twice, whatever other agents and earlier runs asked (search/distinct.py)
+        study.sampler = distinct_sampler(study, lambda seed: make_sampler({**spec.searcher, "seed": seed}),
+                                         spec.searcher.get("seed", 0), self.dists, self.me.name)
         self.asha = self._load_asha() if spec.searcher_name == "adaptive_asha" else None
         self._spec_stamp = file_stamp(folder.spec_file)
         self.tally = BudgetTally()        # the budget's trials, counted as the study grows
@@ -71,7 +75,8 @@ class Coordinator:
             self._spec_stamp = stamp
             try:
                 # validated before it was written (`sweep run` checks the spec, then record_budget stores it)
-                self.total = sampled_budget(self.folder.read_spec().get("spec", {}).get("searcher", {}))
+                self.total = sampled_budget(self.folder.read_spec().get("spec", {}).get("searcher", {}),
+                                            self.spec.space)
             except SweepError:       # unreadable this instant: the next claim reads it again
                 self._spec_stamp = None
         return self.total
@@ -93,7 +98,7 @@ class Coordinator:
                 trials = self.study.get_trials(deepcopy=False)
                 in_budget = self.tally.update(trials).counted
                 waiting = self.tally.waiting    # planned, or extra (sweep continue)
-                if not waiting and in_budget >= self.budget():
+                if not waiting and (in_budget >= self.budget() or self.study.sampler.exhausted(trials)):
                     return WAIT if undecided else None
                 bracket = None
                 if self.asha is not None and not any(t.user_attrs.get("extra") for t in waiting):
@@ -106,7 +111,7 @@ class Coordinator:
             frozen = storage_of(self.study).get_trial(storage_trial_id(trial))
             sets = frozen.user_attrs.get("sets")
             if sets is None:
-                sets = {**constants(self.spec.space), **frozen.params}
+                sets = trial_sets(self.spec.space, frozen.params)
                 storage_of(self.study).set_trial_user_attr(storage_trial_id(trial), "sets", sets)
             if self.asha is not None and not frozen.user_attrs.get("extra"):
                 self.asha.add_trial(trial_id_of(frozen), bracket)
@@ -156,14 +161,23 @@ class Coordinator:
 
     def _complete_params(self, trial: Any) -> dict[str, Any]:
         """Sample (or take from the enqueued point) the params an asker killed midway did not store; the sets."""
-        params = suggest_params(self.study, storage_trial_id(trial), self.dists)
-        sets = {**constants(self.spec.space), **params}
+        with self._ask_lock():     # checked against the other agents' points like an ask
+            params = suggest_params(self.study, storage_trial_id(trial), self.dists)
+        sets = trial_sets(self.spec.space, params)
         storage_of(self.study).set_trial_user_attr(storage_trial_id(trial), "sets", sets)
         return sets
 
     def trials(self) -> list[str]:
         """The trials this process runs now (for its heartbeat, which must never wait for the lock)."""
         return list(self.owned.copy().values())
+
+    def rungs_of(self, ticket: Ticket) -> list[int]:
+        """The lengths (in the time metric) at which adaptive ASHA ranks this trial; [] for other searchers, extra
+        trials, or a trial whose bracket this process does not know."""
+        with self.lock:
+            if self.asha is None or ticket.warm_start is not None or ticket.trial_id not in self.asha.trial_bracket:
+                return []
+            return list(self.asha.units[self.asha.trial_bracket[ticket.trial_id]])
 
     def already_stopped(self, ticket: Ticket) -> bool:
         """An adopted trial the searcher stopped before the sweep was killed: pruned, without running it again."""

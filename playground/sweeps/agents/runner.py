@@ -6,7 +6,9 @@ trials whose lease expired and fences its writes by claim files (agent.py). Init
 flock on control/run.lock, held only while the study is created and its planned trials enqueued). SIGINT/SIGTERM
 stop claiming and stop the running trials through SIGTERM (checkpoint, exit 75): they are released, and the
 next agent resumes their own folders. control/PAUSE (`sweep pause`) does the same, and an agent started on a
-paused folder says so and exits 75. Exit codes: 0 nothing left to do, 2 unusable spec or folder, 75 stopped.
+paused folder says so and exits 75. A failure in a slot (agent.SlotFailed: a full disk, any error) stops the
+other slots the same way, then exits 1 with one line naming it. Exit codes: 0 nothing left to do, 2 unusable
+spec or folder, 75 stopped, 1 failed.
 """
 from __future__ import annotations
 
@@ -19,13 +21,14 @@ import threading
 import time
 from typing import IO, Any, Callable
 
-from playground.processes.exit_codes import EXIT_DONE, EXIT_STOPPED
+from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED
 from playground.processes.supervisor import stop_signals_call
 from playground.restarts.policy import RestartPolicy
-from playground.sweeps.agents.agent import Agent, Outcome
+from playground.sweeps.agents.agent import Agent, Outcome, SlotFailed
 from playground.sweeps.agents.coordinator import Coordinator
 from playground.sweeps.agents.heartbeat import AgentId, Heartbeat, agents_maybe_alive, heartbeat_path, read_heartbeats
 from playground.sweeps.errors import SweepError
+from playground.sweeps.files.module_maps import record_module_map, use_sweep_module_map
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.prepare import PreparedSweep, prepare_sweep, resumed_sweep
 from playground.sweeps.inputs.spec import SweepSpec, agent_settings, parse_spec
@@ -34,7 +37,7 @@ from playground.sweeps.results.live import LiveReports
 from playground.sweeps.results.summary import ReportCache, write_summary
 from playground.sweeps.search.retrying import StorageUnavailable
 from playground.sweeps.search.storages import locate
-from playground.sweeps.search.study import BudgetTally, budget, counted, initialize, load_study
+from playground.sweeps.search.study import BudgetTally, budget, counted, initialize, load_study, space_note
 
 
 def run_sweep(prepared: PreparedSweep, sweep_dir: str, workers: int, quiet: bool = False,
@@ -50,6 +53,7 @@ def run_sweep(prepared: PreparedSweep, sweep_dir: str, workers: int, quiet: bool
             folder.record_budget(spec.raw)
         else:
             folder.write_spec(spec.raw, spec.identity())
+        record_module_map(folder)
         return _agent(prepared, folder, workers, quiet, lock, storage=storage or prepared.spec.storage)
     finally:
         lock.close()
@@ -59,6 +63,7 @@ def run_agent(sweep_dir: str, workers: int, quiet: bool = False, storage: str | 
     """`sweep agent DIR`: work on an existing sweep as one more agent (the spec comes from DIR/sweep.json)."""
     folder = SweepFolder(sweep_dir)
     spec = parse_spec(folder.read_spec()["spec"], folder.root, origin=folder.spec_file)
+    use_sweep_module_map(folder, spec.base)
     light = resumed_sweep(spec)
     lock = init_lock(folder)
     try:
@@ -153,16 +158,48 @@ def _run_slots(coordinator: Coordinator, study: Any, spec: SweepSpec, folder: Sw
         agent.stop_all()
 
     try:
-        lost = _work(agent, coordinator, spec, folder, total, workers, quiet, stop)
+        with stop_signals_call(stop):   # the running trials checkpoint and exit 75
+            note = space_note(spec)
+            if note:
+                _say(note, quiet)
+            _say(f"sweep {folder.root}: {spec.searcher_name}, {total} trials, agent {coordinator.me.name} with "
+                 f"{workers} slot(s)", quiet)
+            lost: list[StorageUnavailable] = []
+            failed: list[SlotFailed] = []
+
+            def run_slot(slot: int) -> None:
+                try:
+                    agent.run_slot(slot)
+                except StorageUnavailable as err:   # past the retry bound: stop every slot, trials checkpoint
+                    lost.append(err)
+                    stop(signal.SIGTERM)
+                except SlotFailed as err:           # anything else: the same, then exit 1 naming it
+                    failed.append(err)
+                    stop(signal.SIGTERM)
+
+            threads = [threading.Thread(target=run_slot, args=(slot,), name=f"slot{slot}", daemon=True)
+                       for slot in range(workers)]
+            for thread in threads:
+                thread.start()
+            while any(t.is_alive() for t in threads):
+                time.sleep(0.1)
     except BaseException:
         reports.close(final=False)
         raise
-    halted = stopping.is_set() or folder.paused()
-    # the final reports; an agent whose trials were all adopted away leaves them alone
-    reports.close(final=not lost and (halted or ended_here[0] > 0))
+    if failed or lost:
+        reports.close(final=False)
+    if failed:
+        more = f" ({len(failed) - 1} more slot(s) failed while stopping)" if len(failed) > 1 else ""
+        print(f"sweep failed: {failed[0]}{more}; the other running trials were stopped after a checkpoint. Mend "
+              f"the cause, then re-run the same command to continue. Exit code {EXIT_FAILED}.", file=sys.stderr,
+              flush=True)
+        return EXIT_FAILED
     if lost:
         _say(f"sweep stopped: {lost[0]}. Exit code {EXIT_STOPPED}.", quiet)
         return EXIT_STOPPED
+    halted = stopping.is_set() or folder.paused()
+    # the final reports; an agent whose trials were all adopted away leaves them alone
+    reports.close(final=halted or ended_here[0] > 0)
     if folder.paused() and not stopping.is_set():
         _say(f"sweep paused; running trials checkpointed. `playground sweep resume {folder.root}`, then re-run "
              f"the same command to continue them. Exit code {EXIT_STOPPED}.", quiet)
@@ -172,30 +209,6 @@ def _run_slots(coordinator: Coordinator, study: Any, spec: SweepSpec, folder: Sw
              f"Exit code {EXIT_STOPPED}.", quiet)
         return EXIT_STOPPED
     return EXIT_DONE
-
-
-def _work(agent: Agent, coordinator: Coordinator, spec: SweepSpec, folder: SweepFolder, total: int, workers: int,
-          quiet: bool, stop: Callable[[int], None]) -> list[StorageUnavailable]:
-    """The agent's slots, each a thread, until all have returned; the storage errors that stopped them."""
-    with stop_signals_call(stop):   # the running trials checkpoint and exit 75
-        _say(f"sweep {folder.root}: {spec.searcher_name}, {total} trials, agent {coordinator.me.name} with "
-             f"{workers} slot(s)", quiet)
-        lost: list[StorageUnavailable] = []
-
-        def run_slot(slot: int) -> None:
-            try:
-                agent.run_slot(slot)
-            except StorageUnavailable as err:   # past the retry bound: stop every slot, trials checkpoint
-                lost.append(err)
-                stop(signal.SIGTERM)
-
-        threads = [threading.Thread(target=run_slot, args=(slot,), name=f"slot{slot}", daemon=True)
-                   for slot in range(workers)]
-        for thread in threads:
-            thread.start()
-        while any(t.is_alive() for t in threads):
-            time.sleep(0.1)
-    return lost
 
 
 def _keep_out_of_collections() -> None:

@@ -1,7 +1,8 @@
 """Starts one trial as a process of the ordinary run command, with the slot's devices and threads.
 
 The command comes from here only: `python -m playground run --parameters-file BASE [--defaults-file INI]`, or
-`python -m playground candle SCRIPT` for a spec with `script:`, or the spec's `trial_program` (any command that
+`python -m playground candle SCRIPT` for a spec with `script:`, `python -m playground run EXPERIMENT.yaml` for a
+Determined experiment, or the spec's `trial_program` (any command that
 takes playground run's arguments), then `--set key=value` per parameter and `--run-dir`. On CPU each slot gets
 cores // workers threads (OMP_NUM_THREADS, NUM_INTRA_THREADS); with GPUs, a disjoint CUDA_VISIBLE_DEVICES. A
 trial dies with its sweep (PR_SET_PDEATHSIG to SIGTERM: it checkpoints and exits 75).
@@ -19,8 +20,15 @@ from playground.processes.supervisor import start_child
 from playground.sweeps.inputs.spec import SweepSpec
 
 
-def trial_command(spec: SweepSpec, sets: dict[str, Any], run_dir: str) -> list[str]:
-    if spec.trial_program:
+def trial_command(spec: SweepSpec, sets: dict[str, Any], run_dir: str, rungs: list[int] | None = None) -> list[str]:
+    """`rungs`: adaptive ASHA's lengths for this trial, passed to a Determined experiment's trial (Core API
+    searcher operations end at them)."""
+    if spec.experiment:   # the sweep retries failed trials itself (max_restarts), so the run does not
+        command = [*(spec.trial_program or [sys.executable, "-m", "playground", "run"]), spec.experiment,
+                   "--max-restarts", "0"]
+        if rungs:
+            command += ["--rungs", ",".join(str(r) for r in rungs)]
+    elif spec.trial_program:
         command = [*spec.trial_program, "--parameters-file", spec.base]
     elif spec.script:
         command = [sys.executable, "-m", "playground", "candle", spec.script]

@@ -18,11 +18,13 @@ an unknown trial, a trial without a checkpoint, an unusable --set) is refused be
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import time
 import uuid
+import zipfile
 from typing import Any
 
 from playground.outputs.atomic_files import write_json
@@ -35,26 +37,35 @@ WARM_START_FILE = "warm_start.json"
 POINTER = "last"
 
 
-def continue_trial(sweep_dir: str, source_id: str, set_items: list[str]) -> int:
+def continue_trial(sweep_dir: str, source_id: str, set_items: list[str], storage: str | None = None) -> int:
     from playground.options.layers import parse_set
     from playground.sweeps.agents.control import sweep_folder
+    from playground.sweeps.files.module_maps import use_sweep_module_map
     from playground.sweeps.inputs.opts_check import check_points, load_base
     from playground.sweeps.inputs.spec import parse_spec
-    from playground.sweeps.search.study import distributions, load_study
+    from playground.sweeps.search.study import distributions, encoded, load_study
     folder = sweep_folder(sweep_dir)
     source = _source_record(folder, source_id)
     checkpoint = latest_checkpoint(folder.trial_dir(source_id))
     if checkpoint is None:
         raise SweepError(f"trial {source_id} of {folder.root} has no checkpoint to continue from (no usable "
                          f"'{POINTER}' pointer in its checkpoint folder): it never reached one")
-    changes = dict(parse_set(item) for item in set_items)
+    problem = unusable_checkpoint(checkpoint)
+    if problem:   # the run would start from scratch while warm_start.json said it continues
+        raise SweepError(f"trial {source_id}'s checkpoint {checkpoint} cannot be continued from: {problem}")
     spec = parse_spec(folder.read_spec()["spec"], folder.root, origin=folder.spec_file)
+    if spec.experiment:   # a Determined experiment's hyperparameters need not be dotted
+        from playground.determined.trial_setup import parse_sets
+        changes = parse_sets(list(set_items))
+    else:
+        changes = dict(parse_set(item) for item in set_items)
     sets = {**source.get("params", {}), **changes}
+    use_sweep_module_map(folder, spec.base)
     if spec.base is not None:
         check_points(load_base(spec), [(f"sweep continue {source_id} --set", sets)])
-    study = load_study(folder, spec.searcher, spec.objectives, create=False)
+    study = load_study(folder, spec.searcher, spec.objectives, create=False, storage=storage)
     dists = distributions(spec.space, grid=spec.searcher_name == "grid")
-    params = {k: v for k, v in sets.items() if k in dists and contained(dists[k], v)}
+    params = {k: encoded(v) for k, v in sets.items() if k in dists and contained(dists[k], encoded(v))}
     token = uuid.uuid4().hex
     relative = os.path.relpath(checkpoint, folder.trial_dir(source_id))
     user_attrs = {"sets": sets, "extra": True,
@@ -111,14 +122,21 @@ def latest_checkpoint(run_dir: str) -> str | None:
 def link_checkpoint(run_dir: str, warm_start: dict[str, Any]) -> str | None:
     """Give a warm-started trial's folder its source checkpoint before its first attempt; a problem, or None.
 
-    Nothing is done when the folder already has a checkpoint (a later attempt resumes its own)."""
-    if latest_checkpoint(run_dir) is not None:
-        return None
+    Nothing is done when the folder already has a checkpoint (a later attempt resumes its own); the linked one,
+    not yet trained on, is checked again (unusable_checkpoint)."""
+    linked = os.path.join(os.path.abspath(run_dir), warm_start["checkpoint"])
+    latest = latest_checkpoint(run_dir)
+    if latest is not None:
+        problem = unusable_checkpoint(latest) if latest == linked else None
+        return f"the checkpoint it continues, {latest}, {problem}" if problem else None
     source_dir = os.path.join(os.path.dirname(os.path.abspath(run_dir)), warm_start["trial"])  # trials/<source>
     source = os.path.join(source_dir, warm_start["checkpoint"])
     if not os.path.isfile(source):
         return (f"the checkpoint it continues, {source}, is gone (deleted by trial {warm_start['trial']}'s keep "
                 "limit once it trained on?)")
+    problem = unusable_checkpoint(source)
+    if problem:
+        return f"the checkpoint it continues, {source}, {problem}"
     target = os.path.join(run_dir, warm_start["checkpoint"])
     os.makedirs(os.path.dirname(target), exist_ok=True)
     _link_or_copy(source, target)
@@ -137,6 +155,37 @@ def link_checkpoint(run_dir: str, warm_start: dict[str, Any]) -> str | None:
                    "trial": warm_start["trial"], "checkpoint": source, "linked_as": target,
                    "set": warm_start.get("set", {}), "time": time.time()}}, durable=False)
     return None
+
+
+def unusable_checkpoint(path: str) -> str | None:
+    """Why a playground checkpoint (a file with its info file beside it) cannot be resumed, found without loading
+    it (no torch here): a size or SHA-256 other than its info file's, or a damaged torch.save zip archive (each
+    member's CRC). None when it is whole, or is no playground checkpoint (another trial program's layout)."""
+    info_file = os.path.splitext(path)[0] + ".json"
+    if info_file == path or not os.path.isfile(info_file):
+        return None
+    try:
+        with open(info_file, encoding="utf-8") as handle:
+            info = json.load(handle)
+    except (OSError, ValueError) as err:
+        return f"has an unreadable info file {info_file} ({err})"
+    size = os.path.getsize(path)
+    if isinstance(info.get("size"), int) and info["size"] != size:
+        return f"is {size} bytes where its info file says {info['size']} (cut or overwritten)"
+    if info.get("sha256"):
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        if digest.hexdigest() != info["sha256"]:
+            return f"fails its checksum (sha256 {digest.hexdigest()[:12]}..., expected {info['sha256'][:12]}...)"
+        return None
+    try:
+        with zipfile.ZipFile(path) as archive:
+            damaged = archive.testzip()
+    except (zipfile.BadZipFile, OSError) as err:
+        return f"is no readable torch.save archive ({err})"
+    return f"is damaged: its part {damaged} fails its CRC" if damaged else None
 
 
 def _link_or_copy(source: str, target: str) -> None:

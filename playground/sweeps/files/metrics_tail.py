@@ -11,6 +11,8 @@ import json
 import os
 from typing import Any
 
+from playground.sweeps.inputs.trial_length import global_batch_of
+
 
 class MetricsTail:
     def __init__(self, run_dir: str) -> None:
@@ -65,9 +67,7 @@ def global_batch(opts_path: str) -> int:
             opts: dict[str, Any] = json.load(handle)["opts"]
     except (OSError, ValueError, KeyError):
         return 0
-    dist = opts.get("distributed", {})
-    devices = dist.get("num_gpus") or dist.get("num_cpus") or 1
-    return int(opts.get("epoch_iter", {}).get("batch_per_device", 0)) * int(devices) * int(dist.get("num_shards") or 1)
+    return global_batch_of(opts)
 
 
 def objective_value(records: list[dict], metric: str, mode: str, reduce: str) -> float | None:

@@ -89,6 +89,17 @@ class SweepFolder:
             data["spec"] = raw
             write_json(self.spec_file, data)
 
+    def recorded_module_map(self) -> str | None:
+        """The module map sweep.json recorded (an absolute path), None for none."""
+        return self.read_spec().get("module_map") or None
+
+    def record_module_map(self, path: str | None) -> None:
+        """sweep.json's `module_map` becomes `path` (None: none), for every later agent."""
+        data = self.read_spec()
+        if data.get("module_map") != path:
+            data["module_map"] = path
+            write_json(self.spec_file, data)
+
     def write_trial(self, trial_id: str, record: dict[str, Any]) -> None:
         folder = self.trial_dir(trial_id)
         os.makedirs(folder, exist_ok=True)

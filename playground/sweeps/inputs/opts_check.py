@@ -2,11 +2,14 @@
 
 Each concrete point (grid, upf line) and, for sampled spaces, a few corner points (every category, both ends
 of every range) are resolved with the one opts loader on top of the base opts; unknown keys, which a single run
-only warns about, are errors here, with the closest known key. Importing the options layer resolves components
+only warns about, are errors here, with the closest known key, except a trial class's hyperparameters: the
+`model_param` keys a class named by model.trial_py reads with context.get_hparam need no declaration, in a
+sweep as in a run. Importing the options layer resolves components
 (and so imports torch); the trainer is never imported.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,6 +59,7 @@ def check_points(base: BaseOpts, points: list[tuple[str, dict[str, Any]]]) -> No
     from playground.options.layers import OptsError
     from playground.options.registry import ComponentError
     problems: list[str] = []
+    hparams: dict[str, str] = {}    # undeclared model_param keys of a trial class -> the class
     for where, point in points:
         try:
             resolved = resolve_opts(base.layers + [(where, nested(point))])
@@ -63,11 +67,19 @@ def check_points(base: BaseOpts, points: list[tuple[str, dict[str, Any]]]) -> No
             problems.extend(f"{where}: {p}" for p in getattr(err, "problems", [str(err)]))
             continue
         known = sorted(resolved.declarations)
+        trial = (resolved.opts.get("model") or {}).get("trial_py")
         for key in point:
-            if key not in resolved.declarations and not _under_container(key, resolved.declarations):
-                problems.append(f"{where}: {key} is not an opts key. {closest_hint(key, known)}".rstrip())
+            if key in resolved.declarations or _under_container(key, resolved.declarations):
+                continue
+            if trial and key.startswith("model_param."):
+                hparams[key] = trial
+                continue
+            problems.append(f"{where}: {key} is not an opts key. {closest_hint(key, known)}".rstrip())
     if problems:
         raise SweepError(list(dict.fromkeys(problems)))
+    for key, trial in hparams.items():
+        print(f"playground sweep: note: {key} is declared by no component; the trial class {trial} may read it "
+              "as a hyperparameter (context.get_hparam), so it is passed on, as a run does", file=sys.stderr)
 
 
 def check_objectives(spec: SweepSpec, base: BaseOpts) -> list[Objective]:

@@ -8,8 +8,9 @@ from dataclasses import dataclass, replace
 from playground.candle.list_values import list_value_problems
 from playground.sweeps.errors import SweepError
 from playground.sweeps.inputs.restart_csv import PriorPoint, read_restart_file
-from playground.sweeps.inputs.space import Param, constants, corner_points, grid_points
+from playground.sweeps.inputs.space import constants, corner_points, grid_points
 from playground.sweeps.inputs.spec import SweepSpec
+from playground.sweeps.inputs.trial_length import asha_length, needs_base_opts
 from playground.sweeps.inputs.upf import UpfLine, read_upf, resolve_name
 
 
@@ -23,10 +24,12 @@ class PreparedSweep:
 
 def prepare_sweep(spec: SweepSpec) -> PreparedSweep:
     from playground.sweeps.inputs.opts_check import check_objectives, check_points, load_base
-    spec = _asha_length(spec)
     upf_lines = read_upf(spec.upf) if spec.upf else []
     priors = read_restart_file(spec.restart_file, spec.space) if spec.restart_file else []
+    if spec.experiment:    # a Determined experiment: its YAML was checked, each trial's values are in its space
+        return PreparedSweep(spec, upf_lines, priors, None)
     if spec.base is None:  # a CANDLE script declares its own keys; its runner checks them (exit 2)
+        spec = asha_length(spec, None)
         if not spec.objectives:
             raise SweepError("objective: required with script (the metric to optimise; --objective METRIC)")
         problems = list_value_problems(_points(spec, upf_lines))   # "1500 x" fails here, not in every trial
@@ -34,6 +37,7 @@ def prepare_sweep(spec: SweepSpec) -> PreparedSweep:
             raise SweepError(problems)
         return PreparedSweep(spec, upf_lines, priors, None)
     base = load_base(spec)
+    spec = asha_length(spec, base.opts)
     upf_lines = [_resolved_line(line, base.known, spec.upf) for line in upf_lines]
     objectives = check_objectives(spec, base)
     raw = spec.raw if spec.objectives else {**spec.raw, "objective": {"metric": objectives[0].metric,
@@ -57,22 +61,13 @@ def _points(spec: SweepSpec, upf_lines: list[UpfLine]) -> list[tuple[str, dict]]
 def resumed_sweep(spec: SweepSpec, priors: bool = False) -> PreparedSweep | None:
     """What an agent joining an initialised sweep needs, without validating every trial's opts again (which
     imports the components, torch among them): ASHA's trial length and the upf lines (the budget); `priors`:
-    the restart file's rows too. None when the spec left something to derive (the objective): then
-    prepare_sweep is needed."""
-    if not spec.objectives:
+    the restart file's rows too. None when the spec left something to derive (the objective, ASHA's length from
+    the base opts): then prepare_sweep is needed."""
+    if not spec.objectives or needs_base_opts(spec):
         return None
     rows = read_restart_file(spec.restart_file, spec.space) if priors and spec.restart_file else []
-    return PreparedSweep(_asha_length(spec), read_upf(spec.upf) if spec.upf else [], rows, None)
-
-
-def _asha_length(spec: SweepSpec) -> SweepSpec:
-    """Adaptive ASHA in epochs: a trial trains max_time epochs unless the space says otherwise."""
-    s = spec.searcher
-    if spec.searcher_name != "adaptive_asha" or s.get("time_metric") != "epochs":
-        return spec
-    if any(p.key == "epoch_iter.num_epochs" for p in spec.space):
-        return spec
-    return replace(spec, space=[*spec.space, Param("epoch_iter.num_epochs", "const", val=s["max_time"])])
+    return PreparedSweep(spec if spec.experiment else asha_length(spec, None),
+                         read_upf(spec.upf) if spec.upf else [], rows, None)
 
 
 def _resolved_line(line: UpfLine, known: list[str], path: str | None) -> UpfLine:

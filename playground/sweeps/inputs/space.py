@@ -7,6 +7,8 @@ imports nothing heavy.
 from __future__ import annotations
 
 import itertools
+import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +33,10 @@ class Param:
         return self.type != "const"
 
     def grid_values(self) -> list[Any]:
+        """The grid's values of this parameter, each once (in the order given)."""
+        return _distinct(self._grid_values())
+
+    def _grid_values(self) -> list[Any]:
         if self.type == "const":
             return [self.val]
         if self.type == "categorical":
@@ -42,6 +48,14 @@ class Param:
             return sorted({int(round(self.minval + i * (self.maxval - self.minval) / max(n - 1, 1))) for i in range(n)})
         points = [self.minval + i * (self.maxval - self.minval) / max(self.count - 1, 1) for i in range(self.count)]
         return [self.base ** x for x in points] if self.type == "log" else points
+
+    def finite_values(self) -> list[Any] | None:
+        """Every value a search can give this parameter, when there are finitely many (None: a real range)."""
+        if self.type in ("double", "log"):
+            return None
+        if self.type == "int":
+            return list(range(int(self.minval), int(self.maxval) + 1))
+        return _distinct([self.val] if self.type == "const" else list(self.vals))
 
     def corner_values(self) -> list[Any]:
         """The values that can change which opts are valid: every category, both ends of a range."""
@@ -92,20 +106,65 @@ def _parse_param(key: str, value: Any, where: str, dotted: bool) -> Param:
         vals = value.get("vals")
         if not isinstance(vals, list) or not vals:
             raise SweepError(f"{where}.vals: expected a non-empty list")
+        for index, choice in enumerate(vals):
+            _check_finite(choice, f"{where}.vals[{index}]")
         return Param(key, kind, vals=tuple(vals))
     lo, hi = value.get("minval"), value.get("maxval")
     numbers = (int,) if kind == "int" else (int, float)
     if not all(isinstance(v, numbers) and not isinstance(v, bool) for v in (lo, hi)):
         raise SweepError(f"{where}: minval and maxval must be {'integers' if kind == 'int' else 'numbers'}")
+    _check_finite(lo, f"{where}.minval")
+    _check_finite(hi, f"{where}.maxval")
     if lo > hi:
         raise SweepError(f"{where}: minval {lo} is above maxval {hi}")
     count = value.get("count")
     if count is not None and (not isinstance(count, int) or count < 1):
         raise SweepError(f"{where}.count: expected a positive integer")
     base = value.get("base", 10.0)
-    if kind == "log" and (not isinstance(base, (int, float)) or base <= 1):
+    if kind == "log" and (not isinstance(base, (int, float)) or isinstance(base, bool) or not base > 1):
         raise SweepError(f"{where}.base: expected a number above 1")
+    if kind == "log":
+        _check_finite(base, f"{where}.base")
+        for end, name in ((lo, "minval"), (hi, "maxval")):
+            _check_power(base, end, f"{where}.{name}")
     return Param(key, kind, minval=lo, maxval=hi, base=float(base), count=count)
+
+
+def _distinct(values: list[Any]) -> list[Any]:
+    """Each value once, the first of equal ones kept in place (a repeated choice is no second point)."""
+    return list({json.dumps(v, sort_keys=True, default=repr): v for v in values}.values())
+
+
+def _check_finite(value: Any, where: str) -> None:
+    """NaN and the infinities are no bound and no choice (a sampler cannot draw from them): refused by key path."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise SweepError(f"{where}: {value} is not a finite number; give a finite one")
+    for index, item in enumerate(value if isinstance(value, (list, tuple)) else []):
+        _check_finite(item, f"{where}[{index}]")
+    for key, item in (value.items() if isinstance(value, dict) else []):
+        _check_finite(item, f"{where}.{key}")
+
+
+def _check_power(base: float, exponent: float, where: str) -> None:
+    """A log range's end is base**exponent: it must be a finite number above 0."""
+    try:
+        value = float(base) ** exponent
+    except OverflowError:
+        value = math.inf
+    if not (math.isfinite(value) and value > 0):
+        raise SweepError(f"{where}: {base:g}**{exponent} is {value}, not a finite number above 0; "
+                         f"give a smaller exponent (the value is base**x)")
+
+
+def space_size(params: list[Param]) -> int | None:
+    """How many distinct points the space has (constants count once); None when a real range makes it endless."""
+    size = 1
+    for p in params:
+        values = p.finite_values()
+        if values is None:
+            return None
+        size *= len(values)
+    return size
 
 
 def constants(params: list[Param]) -> dict[str, Any]:

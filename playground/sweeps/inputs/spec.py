@@ -23,7 +23,8 @@ SEARCHERS = ("single", "grid", "upf", "random", "tpe", "gp", "cmaes", "adaptive_
 ASHA_MODES = ("aggressive", "standard", "conservative")
 TIME_METRICS = ("epochs", "samples", "iteration")
 TOP_KEYS = {"name", "base", "defaults_file", "script", "objective", "searcher", "space", "resources",
-            "max_restarts", "log_policies", "storage", "trial_program", "upf", "restart_file", "agents"}
+            "max_restarts", "log_policies", "storage", "trial_program", "upf", "restart_file", "agents",
+            "experiment"}
 SEARCHER_KEYS = {"name", "max_trials", "max_concurrent_trials", "seed", "time_metric", "max_time", "divisor",
                  "max_rungs", "mode", "bracket_rungs", "sampler", "min_resource", "reduction_factor"}
 BUDGET_KEYS = ("max_trials", "max_concurrent_trials")
@@ -65,6 +66,7 @@ class SweepSpec:
     max_restarts: int = DEFAULT_MAX_RESTARTS
     log_policies: list[LogPolicy] = field(default_factory=default_log_policies)
     notes: list[str] = field(default_factory=list)
+    experiment: str | None = None  # a Determined experiment YAML: each trial is `playground run EXPERIMENT --set ...`
 
     @property
     def searcher_name(self) -> str:
@@ -135,6 +137,9 @@ def read_spec_file(path: str) -> dict:
             raise SweepError(f"{path}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
     if not isinstance(data, dict):
         raise SweepError(f"{path}: a sweep spec is a mapping (name, base, objective, searcher, space)")
+    if "entrypoint" in data:   # a Determined experiment configuration
+        from playground.sweeps.inputs.determined_spec import experiment_spec
+        return experiment_spec(data, path, text)
     return data
 
 
@@ -160,7 +165,7 @@ def parse_spec(data: dict, root: str, origin: str = "the spec") -> SweepSpec:
     if unknown:
         problems.append(f"{origin}: unknown keys {', '.join(unknown)} (known: {', '.join(sorted(TOP_KEYS))})")
     raw = copy.deepcopy({k: v for k, v in data.items() if k in TOP_KEYS})
-    for key in ("base", "defaults_file", "script", "upf", "restart_file"):
+    for key in ("base", "defaults_file", "script", "upf", "restart_file", "experiment"):
         if raw.get(key) is not None:
             if not isinstance(raw[key], str):
                 problems.append(f"{origin}: {key} must be a path")
@@ -168,12 +173,13 @@ def parse_spec(data: dict, root: str, origin: str = "the spec") -> SweepSpec:
             raw[key] = os.path.normpath(os.path.join(root, raw[key]))
             if not os.path.isfile(raw[key]):
                 problems.append(f"{origin}: {key} {raw[key]} does not exist")
-    if bool(raw.get("base")) == bool(raw.get("script")):
-        problems.append(f"{origin}: give exactly one of base (an opts file) and script (a CANDLE benchmark script)")
+    if sum(bool(raw.get(key)) for key in ("base", "script", "experiment")) != 1:
+        problems.append(f"{origin}: give exactly one of base (an opts file), script (a CANDLE benchmark script) and "
+                        "experiment (a Determined experiment YAML)")
     searcher = _parse_searcher(raw.setdefault("searcher", {"name": "tpe"}), origin, problems)
     objectives, reduce = _parse_objective(raw.get("objective"), origin, problems)
     try:
-        space = parse_space(_space_of(raw, root, origin), f"{origin}: space", dotted=not raw.get("script"))
+        space = parse_space(_space_of(raw, root, origin), f"{origin}: space", dotted=not (raw.get("script") or raw.get("experiment")))
     except SweepError as err:
         problems.extend(err.problems)
         space = []
@@ -207,7 +213,8 @@ def parse_spec(data: dict, root: str, origin: str = "the spec") -> SweepSpec:
                      base=raw.get("base"), defaults_file=raw.get("defaults_file"), script=raw.get("script"),
                      objectives=objectives, reduce=reduce, searcher=searcher, space=space, upf=raw.get("upf"),
                      restart_file=raw.get("restart_file"), trial_program=program, slots_per_trial=slots,
-                     storage=storage, max_restarts=max_restarts, log_policies=log_policies)
+                     storage=storage, max_restarts=max_restarts, log_policies=log_policies,
+                     experiment=raw.get("experiment"))
 
 
 def _space_of(raw: dict, root: str, origin: str) -> Any:

@@ -6,6 +6,7 @@ from playground.sweeps.inputs.space import grid_points
 from playground.sweeps.inputs.spec import SweepSpec
 from playground.sweeps.inputs.upf import read_upf
 from playground.sweeps.search.asha import make_brackets, rung_units
+from playground.sweeps.search.study import space_note
 
 
 def preview(spec: SweepSpec) -> str:
@@ -37,6 +38,9 @@ def preview(spec: SweepSpec) -> str:
                      f"({100 * (1 - worst / full):.0f}% saved)")
     else:
         lines.append(f"{spec.max_trials} trials over:")
+    note = space_note(spec)
+    if note:
+        lines.append(note)
     lines.append("space:")
     for p in spec.space:
         desc = repr(p.val) if p.type == "const" else (list(p.vals) if p.type == "categorical"

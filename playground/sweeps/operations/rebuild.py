@@ -24,7 +24,7 @@ from playground.sweeps.inputs.prepare import PreparedSweep
 from playground.sweeps.inputs.storage_url import JOURNAL
 from playground.sweeps.search._optuna_private import storage_of, storage_trial_id, study_id_of, tell_without_copy
 from playground.sweeps.search.storages import buffered_journal, locate
-from playground.sweeps.search.study import distributions, initialize, load_study
+from playground.sweeps.search.study import distributions, encoded, initialize, load_study
 
 FINISHED = {"complete": "COMPLETE", "pruned": "PRUNED", "fail": "FAIL"}
 
@@ -107,8 +107,8 @@ def _fill(study: Any, folder: SweepFolder, spec: Any, dists: dict, number: int, 
         for key, value in warm.get("user_attrs", {}).items():
             storage.set_trial_user_attr(trial_id, key, value)
     for key, dist in dists.items():
-        if key in sets and contained(dist, sets[key]):
-            storage.set_trial_param(trial_id, key, dist.to_internal_repr(sets[key]), dist)
+        if key in sets and contained(dist, encoded(sets[key])):
+            storage.set_trial_param(trial_id, key, dist.to_internal_repr(encoded(sets[key])), dist)
     state = record.get("state")
     passes = MetricsTail(folder.trial_dir(record["id"])).new_epoch_records()
     if not spec.multi_objective:

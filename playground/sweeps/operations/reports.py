@@ -7,38 +7,59 @@ import sys
 from collections import Counter
 
 from playground.processes.exit_codes import EXIT_DONE
+from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.spec import SweepSpec, parse_spec
 
 
-def open_sweep(sweep_dir: str):
+def open_sweep(sweep_dir: str, storage: str | None = None):
+    """(folder, spec, study) of an existing sweep; `storage`: --storage URL (default: what sweep.json recorded)."""
     from playground.sweeps.search.study import load_study
     folder = SweepFolder(sweep_dir)
     stored = folder.read_spec()
     spec: SweepSpec = parse_spec(stored["spec"], folder.root, origin=folder.spec_file)
-    return folder, spec, load_study(folder, spec.searcher, spec.objectives, create=False)
+    return folder, spec, load_study(folder, spec.searcher, spec.objectives, create=False, storage=storage)
 
 
-def status(sweep_dir: str) -> int:
+def status(sweep_dir: str, storage: str | None = None) -> int:
     from playground.sweeps.results.summary import ranked, study_rows
-    folder, spec, study = open_sweep(sweep_dir)
-    rows = study_rows(study)    # no trial folder read: status stays quick at any number of trials
+    folder, spec, study = open_sweep(sweep_dir, storage)
+    rows = study_rows(study, spec.objectives)    # no trial folder read but running trials' trial.json
+    for row in rows:
+        row.state = _state_shown(folder, row.state, row.id)
     counts = Counter(r.state for r in rows)
     total = spec.max_trials if spec.searcher_name not in ("grid", "upf") else None
     print(f"sweep {folder.root} ({spec.searcher_name}): " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
           + (f"; budget {total}" if total else ""))
     _print_agents(folder)
     if folder.paused():
-        paused = [r.id for r in rows if r.state == "running" and folder.read_trial(r.id).get("state") == "paused"]
+        paused = [r.id for r in rows if r.state == "paused"]
         print(f"paused ({folder.pause_flag}): {len(paused)} trial(s) stopped after a checkpoint; "
               f"`playground sweep resume {folder.root}`, then re-run `sweep run` to continue")
-    best = next((r for r in ranked(rows, spec.objectives[0]) if r.state == "complete"), None)
-    if best is not None:
-        print(f"best: {best.id} {spec.objectives[0].metric}={best.value:.6g} {best.params}")
+    if spec.multi_objective:
+        front = [r for r in ranked(rows, spec.objectives[0]) if r.pareto]
+        print(f"pareto front: {len(front)} trial(s) that no other beats on every objective")
+        for row in front:
+            print(f"  {row.id} " + " ".join(f"{o.metric}={v:.6g}" for o, v in zip(spec.objectives, row.values or []))
+                  + f" {row.params}")
+    else:
+        best = next((r for r in ranked(rows, spec.objectives[0]) if r.state == "complete"), None)
+        if best is not None:
+            print(f"best: {best.id} {spec.objectives[0].metric}={best.value:.6g} {best.params}")
     for row in sorted(rows, key=lambda r: r.number):
-        value = "" if row.value is None else f" {row.value:.6g}"
-        print(f"  {row.id:12s} {row.state:9s}{value}")
+        values = row.values if spec.multi_objective and row.values else [row.value] if row.value is not None else []
+        print(f"  {row.id:12s} {row.state:9s}" + "".join(f" {v:.6g}" for v in values)
+              + (" pareto" if row.pareto else ""))
     return EXIT_DONE
+
+
+def _state_shown(folder: SweepFolder, state: str, trial_id: str) -> str:
+    """The study says `running` for a trial whose run stopped after a checkpoint and waits for an agent: trial.json
+    tells which: `paused` (sweep pause) or `released` (its agent was stopped, Ctrl-C or SIGTERM)."""
+    if state != "running":
+        return state
+    written = folder.read_trial(trial_id).get("state")
+    return {"paused": "paused", "interrupted": "released"}.get(written, state)
 
 
 def _print_agents(folder: SweepFolder) -> None:
@@ -53,20 +74,22 @@ def _print_agents(folder: SweepFolder) -> None:
               f"(last beat {age:.0f} s ago by its clock{gone})")
 
 
-def summary(sweep_dir: str, rebuild: bool = False) -> int:
+def summary(sweep_dir: str, rebuild: bool = False, storage: str | None = None) -> int:
     from playground.sweeps.results.summary import write_summary
     if rebuild:
+        if storage not in (None, "auto", "journal"):
+            raise SweepError("summary --rebuild writes the sweep folder's study.journal; --storage does not apply")
         return _rebuild(sweep_dir)
-    folder, spec, study = open_sweep(sweep_dir)
+    folder, spec, study = open_sweep(sweep_dir, storage)
     rows = write_summary(study, folder, spec.objectives)
     print(f"wrote {os.path.join(folder.root, 'summary.md')} ({len(rows)} trials), summary.csv, output.csv"
           + (", best.json" if os.path.isfile(os.path.join(folder.root, "best.json")) else ""))
     return EXIT_DONE
 
 
-def plots(sweep_dir: str) -> int:
+def plots(sweep_dir: str, storage: str | None = None) -> int:
     from playground.sweeps.results.plots import draw_all
-    folder, spec, study = open_sweep(sweep_dir)
+    folder, spec, study = open_sweep(sweep_dir, storage)
     for path, note in draw_all(study, folder, spec):
         print(path if not note else f"{path}: {note}", file=sys.stdout if not note else sys.stderr)
     return EXIT_DONE
@@ -77,9 +100,11 @@ def _rebuild(sweep_dir: str) -> int:
     from playground.sweeps.inputs.prepare import prepare_sweep, resumed_sweep
     from playground.sweeps.operations.rebuild import rebuild_study
     from playground.sweeps.agents.runner import lock_folder
+    from playground.sweeps.files.module_maps import use_sweep_module_map
     from playground.sweeps.results.summary import ReportCache, write_summary
     folder = SweepFolder(sweep_dir)
     spec = parse_spec(folder.read_spec()["spec"], folder.root, origin=folder.spec_file)
+    use_sweep_module_map(folder, spec.base)
     lock = lock_folder(folder)
     try:
         # the opts were checked when the sweep began; upf lines need their bare names resolved again

@@ -1,7 +1,9 @@
 """`sweep run --test`: the whole machinery (validation, study, slot, process, tailing, summary) on one tiny
 trial in a temporary folder; checks that the objective and the time metric appear in full test passes.
 
-The trial is the spec's first planned point shortened to one epoch of two global batches.
+The trial is the spec's first planned point shortened to one epoch of two global batches (the largest global
+batch the space can give, so a sampled batch size fits); a Determined experiment's is its
+`playground run EXPERIMENT --test`. A trial that fails is a failed test, with its output.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from playground.sweeps.files.metrics_tail import epoch_records
 from playground.sweeps.inputs.prepare import prepare_sweep
 from playground.sweeps.inputs.space import Param
 from playground.sweeps.inputs.spec import SweepSpec
+from playground.sweeps.inputs.trial_length import EPOCH_SIZE_KEYS, global_batch_of
 
 
 def self_test(spec: SweepSpec) -> int:
@@ -29,10 +32,12 @@ def self_test(spec: SweepSpec) -> int:
         searcher = {**spec.searcher, "name": spec.searcher_name}
     test_spec = replace(spec, searcher=searcher, space=[p for p in spec.space if p.key != "epoch_iter.num_epochs"] + shrink,
                         raw={**spec.raw, "searcher": searcher}, max_restarts=0)  # report a failure at once
+    if spec.experiment:    # a Determined experiment's trial shortens itself: `playground run EXPERIMENT --test`
+        test_spec = replace(test_spec, space=spec.space,
+                            trial_program=[*(spec.trial_program or [sys.executable, "-m", "playground", "run"]), "--test"])
     prepared = prepare_sweep(test_spec)
     if prepared.base_opts is not None:
-        e, d = prepared.base_opts["epoch_iter"], prepared.base_opts["distributed"]
-        batch = e["batch_per_device"] * (d["num_gpus"] or d["num_cpus"]) * d["num_shards"]
+        batch = _largest_global_batch(prepared.base_opts, prepared.spec.space)
         prepared.spec.space.append(Param("epoch_iter.num_train_sample_per_epoch", "const", val=2 * batch))
     prepared.upf_lines = [replace(line, params={k: v for k, v in line.params.items() if k != "epoch_iter.num_epochs"})
                           for line in prepared.upf_lines[:1]]
@@ -41,10 +46,12 @@ def self_test(spec: SweepSpec) -> int:
         trials = sorted(os.listdir(os.path.join(folder, "trials")))
         records = epoch_records(os.path.join(folder, "trials", trials[0], "metrics.jsonl")) if trials else []
         problems = []
-        if code != 0:
+        state = _trial_state(folder, trials[0]) if trials else None
+        if code != 0 or state != "complete":
             log = os.path.join(folder, "trials", trials[0], "sweep-trial.log") if trials else ""
             tail = open(log, encoding="utf-8", errors="replace").read()[-2000:] if os.path.isfile(log) else ""
-            problems.append(f"the trial did not complete (sweep exit {code}); its output ends with:\n{tail}")
+            problems.append(f"the trial did not complete ({state or 'not started'}, sweep exit {code}); its output "
+                            f"ends with:\n{tail}")
         if not records:
             problems.append("no full test pass (kind 'epoch') in metrics.jsonl")
         for objective in prepared.spec.objectives:
@@ -63,3 +70,24 @@ def self_test(spec: SweepSpec) -> int:
     values = json.dumps({o.metric: records[-1][o.metric] for o in prepared.spec.objectives})
     print(f"sweep --test passed in {seconds:.1f} s: one trial ran, full test pass has {values} and {time_metric}")
     return EXIT_DONE
+
+
+def _largest_global_batch(base_opts: dict, space: list[Param]) -> int:
+    """The largest global batch a trial of the space can have (the base's, or a sampled batch size's or device
+    count's largest value): the test trial's epoch must hold two of them whatever it samples."""
+    opts = {section: dict(values) if isinstance(values, dict) else values for section, values in base_opts.items()}
+    for p in space:
+        if p.key in EPOCH_SIZE_KEYS[1:]:
+            section, _, name = p.key.partition(".")
+            numbers = [v for v in p.corner_values() if isinstance(v, int) and not isinstance(v, bool)]
+            if numbers:
+                opts[section][name] = max(numbers)
+    return max(global_batch_of(opts), 1)
+
+
+def _trial_state(folder: str, trial_id: str) -> str | None:
+    try:
+        with open(os.path.join(folder, "trials", trial_id, "trial.json"), encoding="utf-8") as handle:
+            return json.load(handle).get("state")
+    except (OSError, ValueError):
+        return None

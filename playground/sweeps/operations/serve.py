@@ -50,16 +50,17 @@ def serve(sweep_dir: str, host: str = "0.0.0.0", port: int = 0) -> int:
     write_json(os.path.join(folder.control, "serve.json"),
                {"url": url, "host": host, "port": port, "pid": os.getpid(), "hostname": socket.gethostname(),
                 "journal": folder.journal, "started": time.time()})
-    print(f"serving {folder.journal} at {url}\n"
-          f"agents: playground sweep agent {folder.root} --storage {url}\n"
-          f"        playground sweep run SPEC --sweep-dir {folder.root} --storage {url}", flush=True)
     stopping = threading.Event()
 
     def stop(_signum: int, _frame: Any) -> None:
         stopping.set()
 
+    # before the URL is printed: whoever read it may stop the server at once
     previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
+        print(f"serving {folder.journal} at {url}\n"
+              f"agents: playground sweep agent {folder.root} --storage {url}\n"
+              f"        playground sweep run SPEC --sweep-dir {folder.root} --storage {url}", flush=True)
         while not stopping.wait(0.5):
             pass
         # calls in flight finish and get their replies; agents retry the rest against the next server

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from playground.processes.exit_codes import EXIT_DONE
 from playground.processes.supervisor import run_tool
 from playground.sweeps.errors import SweepError
+from playground.sweeps.files.module_maps import record_module_map, use_sweep_module_map
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.storage_url import JOURNAL, password, redact
 
@@ -55,12 +56,14 @@ def sweep_folder(sweep_dir: str) -> tuple[SweepFolder, dict]:
     return folder, folder.read_spec().get("spec", {})
 
 
-def checked_spec(spec_file: str) -> tuple[dict, str, str]:
+def checked_spec(spec_file: str, folder: SweepFolder) -> tuple[dict, str, str]:
     """The resolved spec of `spec_file`, its identity and its storage URL (as written, password and all),
-    validated as `sweep run` does before anything runs."""
+    validated as `sweep run` does before anything runs (with the sweep's module map, use_sweep_module_map)."""
     from playground.sweeps.inputs.prepare import prepare_sweep
     from playground.sweeps.inputs.spec import load_spec
-    spec = prepare_sweep(load_spec(spec_file)).spec
+    loaded = load_spec(spec_file)
+    use_sweep_module_map(folder, loaded.base)
+    spec = prepare_sweep(loaded).spec
     return spec.raw, spec.identity(), spec.storage
 
 
@@ -128,11 +131,13 @@ def submit(sweep_dir: str, request: SlurmRequest, dry_run: bool = False, spec_fi
     --storage URL (default: the spec's storage, else the one sweep.json recorded)."""
     check_request(request)
     if spec_file is not None:
-        raw, identity, spec_storage = checked_spec(spec_file)
-        folder, spec = SweepFolder(sweep_dir), raw
+        folder = SweepFolder(sweep_dir)
+        raw, identity, spec_storage = checked_spec(spec_file, folder)
+        spec = raw
     else:
         folder, spec = sweep_folder(sweep_dir)
         spec_storage = spec.get("storage")
+        use_sweep_module_map(folder, spec.get("base"))
     url = agents_storage(folder, storage or spec_storage)
     script = agent_script(folder, spec, request, storage=url)
     if dry_run:
@@ -144,6 +149,7 @@ def submit(sweep_dir: str, request: SlurmRequest, dry_run: bool = False, spec_fi
                          "and submit it yourself")
     if spec_file is not None:
         create_or_check(folder, raw, identity)
+    record_module_map(folder)   # the agents use it
     path = _write_script(folder, script)
     secret = password(url) if url else None
     job_id = _sbatch(sbatch, path, {**os.environ, "PGPASSWORD": secret} if secret else None)

@@ -4,6 +4,7 @@ best trials overlaid (from their full test passes). Each plot that cannot be dra
 """
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
@@ -55,28 +56,61 @@ def _history(axes, rows, study, folder, spec) -> str:
 
 
 def _parallel(axes, rows, study, folder, spec) -> str:
+    """One vertical axis per varying parameter, labelled with its values (a range's ends and between, or every
+    category), a line per finished trial coloured by the objective, and the colour bar that reads it."""
     done = [r for r in rows if r.value is not None]
     keys = [k for k in dict.fromkeys(k for r in done for k in r.params)
             if len({repr(r.params.get(k)) for r in done}) > 1]
     if not done or not keys:
         return "no varying parameter among finished trials"
-    import matplotlib.cm as cm
-    values = [r.value for r in done]
-    lo, hi = min(values), max(values)
-    for r in done:
-        ys = [_position(r.params.get(k), [d.params.get(k) for d in done]) for k in keys]
-        axes.plot(range(len(keys)), ys, color=cm.viridis((r.value - lo) / ((hi - lo) or 1)), alpha=0.8)
+    from matplotlib import cm, colors
+    metric = spec.objectives[0].metric
+    norm = colors.Normalize(min(r.value for r in done), max(r.value for r in done))
+    logs = {p.key for p in spec.space if p.type == "log"}
+    scales = [_Scale([d.params.get(k) for d in done], k in logs) for k in keys]
+    for r in sorted(done, key=lambda r: r.value):
+        axes.plot(range(len(keys)), [s.position(r.params.get(k)) for s, k in zip(scales, keys)],
+                  color=cm.viridis(norm(r.value)), alpha=0.8)
+    span = max(len(keys) - 1, 1)
+    axes.set_xlim(0, span)
+    axes.set_ylim(-0.05, 1.05)
+    axes.set_yticks([])
     axes.set_xticks(range(len(keys)), [k.rsplit(".", 1)[-1] for k in keys])
-    axes.set(ylabel="position in range", title=f"parallel coordinates (colour: {spec.objectives[0].metric})")
+    for index, scale in enumerate(scales):
+        axis = axes.secondary_yaxis(index / span)
+        positions, labels = scale.ticks()
+        axis.set_yticks(positions, labels, fontsize=7)
+    axes.figure.colorbar(cm.ScalarMappable(norm=norm, cmap="viridis"), ax=axes, label=metric, pad=0.08)
+    axes.set(title=f"parallel coordinates (colour: {metric})")
     return ""
 
 
-def _position(value: Any, column: list[Any]) -> float:
-    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in column):
-        lo, hi = min(column), max(column)
-        return (value - lo) / ((hi - lo) or 1)
-    labels = sorted({repr(v) for v in column})
-    return labels.index(repr(value)) / max(len(labels) - 1, 1)
+class _Scale:
+    """Where a parameter's values sit on its axis (0 to 1), and its tick labels: numbers on a linear (or, for a
+    log parameter, logarithmic) range, anything else as evenly spaced categories."""
+
+    def __init__(self, column: list[Any], log: bool) -> None:
+        self.numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in column)
+        self.log = self.numeric and log and min(column) > 0
+        if self.numeric:
+            self.lo, self.hi = (self._x(min(column)), self._x(max(column)))
+        else:
+            self.labels = sorted({repr(v) for v in column})
+
+    def _x(self, value: float) -> float:
+        return math.log10(value) if self.log else float(value)
+
+    def position(self, value: Any) -> float:
+        if self.numeric:
+            return (self._x(value) - self.lo) / ((self.hi - self.lo) or 1)
+        return self.labels.index(repr(value)) / max(len(self.labels) - 1, 1)
+
+    def ticks(self) -> tuple[list[float], list[str]]:
+        if not self.numeric:
+            return [i / max(len(self.labels) - 1, 1) for i in range(len(self.labels))], self.labels
+        positions = [i / 4 for i in range(5)]
+        values = [self.lo + p * (self.hi - self.lo) for p in positions]
+        return positions, [f"{10 ** v if self.log else v:.3g}" for v in values]
 
 
 def _importances(axes, rows, study, folder, spec) -> str:

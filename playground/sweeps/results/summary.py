@@ -34,6 +34,8 @@ class TrialRow:
     last: float | None
     wall_seconds: float
     params: dict[str, Any]
+    values: list[float] | None = None   # every objective's, in the spec's order
+    pareto: bool = False                # on the Pareto front (multi-objective sweeps)
 
 
 @dataclass
@@ -73,7 +75,19 @@ def collect(study: Any, folder: SweepFolder, objectives: list[Objective],
         if trial.state.name != "RUNNING":
             cache.rows[trial.number] = (signature, row)
         rows.append(row)
+    if len(objectives) > 1:
+        mark_pareto(rows, objectives)
     return rows
+
+
+def mark_pareto(rows: list[TrialRow], objectives: list[Objective]) -> None:
+    """Set `pareto` on the finished rows no other row dominates over every objective."""
+    from playground.sweeps.results.pareto import FRONT_STATES, front
+    points = {r.id: r.values for r in rows
+              if r.state in FRONT_STATES and r.values is not None and len(r.values) == len(objectives)}
+    on_front = set(front(points, objectives))
+    for row in rows:
+        row.pareto = row.id in on_front
 
 
 def _signature(trial: Any) -> tuple:
@@ -82,9 +96,12 @@ def _signature(trial: Any) -> tuple:
     return trial.state.name, tuple(trial.values or ()), attrs.get("trial_id"), attrs.get("imported")
 
 
-def study_rows(study: Any) -> list[TrialRow]:
+def study_rows(study: Any, objectives: list[Objective]) -> list[TrialRow]:
     """Every trial's row from the study alone, without best, last and wall time (no trial folder is read)."""
-    return [_row(trial, None, None) for trial in study.get_trials(deepcopy=False)]
+    rows = [_row(trial, None, None) for trial in study.get_trials(deepcopy=False)]
+    if len(objectives) > 1:
+        mark_pareto(rows, objectives)
+    return rows
 
 
 def _row(trial: Any, folder: SweepFolder | None, objective: Objective | None,
@@ -102,7 +119,7 @@ def _row(trial: Any, folder: SweepFolder | None, objective: Objective | None,
         best=None if objective is None else objective_value(records, objective.metric, objective.mode, "best"),
         last=None if objective is None else objective_value(records, objective.metric, objective.mode, "last"),
         wall_seconds=round(sum(a["end"] - a["start"] for a in attempts), 3),
-        params=trial.user_attrs.get("sets", {}))
+        params=trial.user_attrs.get("sets", {}), values=list(trial.values) if trial.values else None)
 
 
 def _summary_cells(folder: SweepFolder, objective: Objective) -> dict[int, list[str]]:
@@ -132,7 +149,8 @@ def _row_from_cells(trial: Any, cells: list[str] | None) -> TrialRow | None:
     except ValueError:      # inf or nan: read the folder
         return None
     return TrialRow(id=cells[0], number=trial.number, state=state, value=value, best=best, last=last,
-                    wall_seconds=wall, params=trial.user_attrs.get("sets", {}))
+                    wall_seconds=wall, params=trial.user_attrs.get("sets", {}),
+                    values=list(trial.values) if trial.values else None)
 
 
 def ranked(rows: list[TrialRow], objective: Objective) -> list[TrialRow]:
@@ -140,9 +158,10 @@ def ranked(rows: list[TrialRow], objective: Objective) -> list[TrialRow]:
     order = {"complete": 0, "imported": 1, "pruned": 2}
     sign = 1 if objective.mode == "min" else -1
 
-    def key(row: TrialRow) -> tuple:
+    def key(row: TrialRow) -> tuple:   # a multi-objective sweep's Pareto front first (only it sets pareto)
         has = row.value is not None and row.state in order
-        return (order.get(row.state, 3), 0 if has else 1, sign * row.value if has else 0.0, row.number)
+        return (not row.pareto, order.get(row.state, 3), 0 if has else 1, sign * row.value if has else 0.0,
+                row.number)
     return sorted(rows, key=key)
 
 
@@ -153,12 +172,19 @@ def write_summary(study: Any, folder: SweepFolder, objectives: list[Objective],
     rows = ranked(collect(study, folder, objectives, cache), objective)
     keys = tuple(dict.fromkeys(k for row in rows for k in row.params))
     header = ["id", "number", "state", objective.metric, "best", "last", "wall_seconds", *keys]
-    lines = [_lines(cache, row, keys) for row in rows]
+    if len(objectives) > 1:   # every objective's value and the front, after the first objective's columns
+        header[4:4] = [o.metric for o in objectives[1:]] + ["pareto"]
+    lines = [_lines(cache, row, keys, len(objectives)) for row in rows]
     _write_text(cache, os.path.join(folder.root, "summary.csv"), _csv([header]) + "".join(x[0] for x in lines))
-    title = f"# Sweep summary: {len(rows)} trials, sorted by {objective.metric} ({objective.mode})"
-    _write_text(cache, os.path.join(folder.root, "summary.md"),
-                f"{title}\n\n{_markdown(header)}|{'---|' * len(header)}\n" + "".join(x[1] for x in lines))
+    order = (f"sorted by {objective.metric} ({objective.mode})" if len(objectives) == 1 else
+             f"the Pareto front over {', '.join(f'{o.metric} ({o.mode})' for o in objectives)} first, then by "
+             f"{objective.metric}")
+    _write_text(cache, os.path.join(folder.root, "summary.md"), f"# Sweep summary: {len(rows)} trials, {order}\n\n"
+                f"{_markdown(header)}|{'---|' * len(header)}\n" + "".join(x[1] for x in lines))
     _write_candle(cache, folder, rows, objective, keys)
+    if len(objectives) > 1:
+        _write_front(folder, [r for r in rows if r.pareto], objectives)
+        return rows
     best = next((r for r in rows if r.state == "complete" and r.value is not None), None)
     if best is not None:
         opts_path = os.path.join(folder.trial_dir(best.id), "opts.json")
@@ -172,17 +198,33 @@ def write_summary(study: Any, folder: SweepFolder, objectives: list[Objective],
     return rows
 
 
-def _lines(cache: ReportCache, row: TrialRow, keys: tuple[str, ...]) -> tuple[str, str, str]:
-    """The row's line of summary.csv, of summary.md and of output.csv, formatted once per row and set of keys."""
+def _lines(cache: ReportCache, row: TrialRow, keys: tuple[str, ...], count: int = 1) -> tuple[str, str, str]:
+    """The row's line of summary.csv, of summary.md and of output.csv (`count` objectives), formatted once per
+    row, set of keys and place on the Pareto front."""
     known = cache.lines.get(row.number)
-    if known is not None and known[0] is row and known[1] == keys:
+    if known is not None and known[0] is row and known[1] == (keys, row.pareto):
         return known[2]
     params = [json.dumps(row.params[k]) if k in row.params else "" for k in keys]
     cells = [row.id, row.number, row.state, _num(row.value), _num(row.best), _num(row.last), row.wall_seconds, *params]
+    if count > 1:
+        others = (row.values or [])[1:] + [None] * (count - len(row.values or [None]))
+        cells[4:4] = [_num(v) for v in others] + ["yes" if row.pareto else ""]
     out = [row.id, *[json.dumps(row.params.get(k)) if k in row.params else "" for k in keys], repr(row.value)]
     made = (_csv([cells]), _markdown(cells), _csv([out]))
-    cache.lines[row.number] = (row, keys, made)
+    cache.lines[row.number] = (row, (keys, row.pareto), made)
     return made
+
+
+def _write_front(folder: SweepFolder, front: list[TrialRow], objectives: list[Objective]) -> None:
+    """best.json of a multi-objective sweep: its Pareto front, each trial with its values, settings and opts
+    (retrain one with `--parameters-file <sweep>/trials/<id>/opts.json`)."""
+    if not front:
+        return
+    write_json(os.path.join(folder.root, "best.json"), {
+        "objectives": [{"metric": o.metric, "mode": o.mode} for o in objectives],
+        "pareto_front": [{"id": r.id, "number": r.number, "values": dict(zip((o.metric for o in objectives), r.values)),
+                          "params": r.params, "opts_file": os.path.join("trials", r.id, "opts.json")}
+                         for r in front]}, durable=False)
 
 
 def _write_candle(cache: ReportCache, folder: SweepFolder, rows: list[TrialRow], objective: Objective,

@@ -13,7 +13,7 @@ from typing import Any
 
 from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder
-from playground.sweeps.inputs.space import Param, constants, grid_points
+from playground.sweeps.inputs.space import Param, constants, grid_points, space_size
 from playground.sweeps.inputs.spec import Objective, SweepSpec
 
 STUDY_NAME = "sweep"   # the journal's study; a shared database's has a name of its own (storages.locate)
@@ -85,14 +85,36 @@ def distributions(space: list[Param], grid: bool) -> dict[str, Any]:
     out = {}
     for p in space:
         if p.sampled:
-            out[p.key] = optuna.distributions.CategoricalDistribution(p.grid_values()) if grid else _distribution(p)
+            out[p.key] = (optuna.distributions.CategoricalDistribution([encoded(v) for v in p.grid_values()])
+                          if grid else _distribution(p))
     return out
+
+
+def encoded(value: Any) -> Any:
+    """A categorical choice as the study stores it: Optuna's choices are None, bool, int, float or str (others
+    are not persistent and make optuna-dashboard fail), so a list or mapping is stored as its JSON text; the
+    trial gets the value itself (trial_sets)."""
+    return json.dumps(value) if isinstance(value, (list, tuple, dict)) else value
+
+
+def encoded_point(point: dict[str, Any]) -> dict[str, Any]:
+    return {key: encoded(value) for key, value in point.items()}
+
+
+def trial_sets(space: list[Param], params: dict[str, Any]) -> dict[str, Any]:
+    """A trial's run settings from its study params: the constants, then each param with a stored JSON text
+    turned back into the space's list or mapping."""
+    sets = {**constants(space), **params}
+    for p in space:
+        if p.type == "categorical" and isinstance(sets.get(p.key), str):
+            sets[p.key] = {encoded(v): v for v in p.vals}.get(sets[p.key], sets[p.key])
+    return sets
 
 
 def _distribution(p: Param) -> Any:
     import optuna
     if p.type == "categorical":
-        return optuna.distributions.CategoricalDistribution(list(p.vals))
+        return optuna.distributions.CategoricalDistribution([encoded(v) for v in p.finite_values()])  # each once
     if p.type == "int":
         return optuna.distributions.IntDistribution(int(p.minval), int(p.maxval))
     if p.type == "double":
@@ -134,7 +156,7 @@ def initialize(study: Any, spec: SweepSpec, upf_lines: list, priors: list) -> No
         trial_id = f"prior{index:04d}"
         if trial_id not in known_ids:
             study.add_trial(optuna.trial.create_trial(
-                params=prior.params, distributions={k: space_dists[k] for k in prior.params}, value=prior.y,
+                params=encoded_point(prior.params), distributions={k: space_dists[k] for k in prior.params}, value=prior.y,
                 user_attrs={"trial_id": trial_id, "imported": True, "sets": {**constants(spec.space), **prior.params}}))
     if spec.searcher_name == "upf":
         for line in upf_lines:
@@ -142,8 +164,8 @@ def initialize(study: Any, spec: SweepSpec, upf_lines: list, priors: list) -> No
                 study.enqueue_trial({}, user_attrs={"trial_id": line.id, "sets": {**constants(spec.space), **line.params}})
     elif spec.searcher_name == "grid":
         for point in grid_points(spec.space):
-            if json.dumps(point, sort_keys=True) not in known_points:
-                study.enqueue_trial(point)
+            if not {json.dumps(point, sort_keys=True), json.dumps(encoded_point(point), sort_keys=True)} & known_points:
+                study.enqueue_trial(encoded_point(point))
     study.set_user_attr("initialized", True)
 
 
@@ -156,12 +178,23 @@ def budget(spec: SweepSpec, upf_lines: list) -> int:
         return len(upf_lines)
     if spec.searcher_name == "grid":
         return len(grid_points(spec.space))
-    return sampled_budget(spec.searcher)
+    return sampled_budget(spec.searcher, spec.space)
 
 
-def sampled_budget(searcher: dict) -> int:
-    """The budget of a searcher that samples (not grid, not upf): its max_trials."""
-    return int(searcher.get("max_trials") or 1)
+def sampled_budget(searcher: dict, space: list[Param]) -> int:
+    """The budget of a searcher that samples (not grid, not upf): its max_trials, or the number of points of a
+    space that has fewer (each point runs once)."""
+    total, size = int(searcher.get("max_trials") or 1), space_size(space)
+    return total if size is None else min(total, size)
+
+
+def space_note(spec: SweepSpec) -> str | None:
+    """The line said before a sampling sweep starts when its space has fewer points than max_trials."""
+    size, total = space_size(spec.space), int(spec.searcher.get("max_trials") or 1)
+    if spec.searcher_name in ("grid", "upf") or size is None or size >= total:
+        return None
+    return (f"note: the space has {size} distinct points, fewer than max_trials {total}: the sweep runs {size} "
+            f"trials, each point once")
 
 
 def counted(trials: list) -> list:

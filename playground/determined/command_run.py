@@ -1,0 +1,257 @@
+"""Runs a Determined experiment's entrypoint command on N ranks, as Determined's agent and launch layer did:
+the runner of `playground run EXPERIMENT.yaml` (det-config turns the YAML into `run_command`'s arguments).
+
+- Each attempt: det_cluster.json (cluster_file.py) with the trial's newest complete Core API checkpoint as
+  `latest_checkpoint` (core_files.py), then `slots` processes of the command (playground/processes/supervisor.py),
+  cwd the context dir, with torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK,
+  GROUP_WORLD_SIZE, MASTER_ADDR, MASTER_PORT: gloo on loopback), PLAYGROUND_DETERMINED (the cluster file),
+  PLAYGROUND_DETERMINED_PORT (DistributedContext's object exchange) and PYTHONPATH with
+  playground/compat/determined/on_path first, so `import determined` is playground's in these processes only.
+- Their output goes to this terminal and the run folder's train.log (`[rank N] ` before each line of a rank
+  other than 0); CUDA out-of-memory lines cancel retries (restarts/policy.py).
+- SIGTERM/SIGINT here is passed on to every rank (should_preempt() becomes True; the script checkpoints and
+  returns); a second one stops them. When one rank fails, the others get a grace period, then are stopped.
+- Exit codes: 0 done; 75 stopped: a rank exited 75, or the script returned after acknowledging a preemption
+  (det_preempted), or the ranks died of the stop signals this runner passed on (the checkpoints stay; re-run to
+  resume); 2 the command cannot be run or a rank exited 2 (argparse's usage error); 1 failed. Failures are
+  retried up to max_restarts (restarts/policy.py), each attempt a line of attempts.jsonl (only when
+  max_restarts > 0, as `playground run --max-restarts`: a sweep's agent keeps that file for its trials).
+- The run folder's contract: opts.json (`{"opts": {experiment_config, hparams, command}, "determined": true}`),
+  train.log; metrics.jsonl is the API's (the Core API writes it, compat/determined/core/_run_folder.py).
+"""
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from typing import IO, Any
+
+from playground.determined import core_files
+from playground.determined.cluster_file import CLUSTER_ENV, write_cluster_file
+from playground.outputs.atomic_files import write_json
+from playground.processes import supervisor
+from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED, EXIT_USAGE
+from playground.restarts.attempts import append_attempt, next_attempt
+from playground.restarts.fence import Fence
+from playground.restarts.policy import LogPolicy, RestartPolicy
+from playground.restarts.supervisor import attempt_ended
+
+PORT_ENV = "PLAYGROUND_DETERMINED_PORT"      # read by compat/determined/core/_exchange.py
+# playground/compat/determined/on_path holds the module `determined`; found by path, so this floor never imports
+# the compatibility layer.
+ON_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "compat", "determined",
+                       "on_path")
+LAUNCHERS = ("determined.launch.torch_distributed", "determined.launch.horovod", "determined.launch.deepspeed")
+TRIAL_MAIN = "playground.determined.trial_main"
+
+
+def run_command(command: list[str], context_dir: str, run_dir: str, cluster_info: dict, slots: int,
+                max_restarts: int, test_mode: bool) -> int:
+    """Run `command` on `slots` ranks in `run_dir`, attempts as the module doc says; playground's exit code."""
+    problem = _usage_problem(command, context_dir, slots, max_restarts)
+    if problem:
+        print(f"playground: error: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    command = normalized_command(command)
+    run_dir = os.path.abspath(run_dir)
+    try:
+        os.makedirs(run_dir, exist_ok=True)
+        Fence.from_env(run_dir).check("opts.json")
+        write_json(os.path.join(run_dir, "opts.json"), {
+            "opts": {"experiment_config": cluster_info.get("experiment_config"),
+                     "hparams": cluster_info.get("hparams"), "command": command}, "determined": True})
+    except OSError as err:
+        print(f"playground: error: run folder {run_dir}: cannot write there: {err.strerror}", file=sys.stderr)
+        return EXIT_USAGE
+    runner = _Runner(command, os.path.abspath(context_dir), run_dir, cluster_info, slots, test_mode)
+    policy = RestartPolicy(max_restarts)
+    with supervisor.stop_signals_call(runner.stop):
+        if not max_restarts:           # one attempt, no attempts.jsonl: as `playground run` without --max-restarts
+            return runner.attempt()[0]   # (a sweep's agent keeps that file for its trials)
+        while True:
+            attempt = next_attempt(run_dir)
+            started = time.time()
+            append_attempt(run_dir, {"attempt": attempt, "start": started})
+            code, matched = runner.attempt()
+            decision = policy.decide(code, matched, stop_asked=runner.stopping > 0)
+            if not attempt_ended(run_dir, attempt, started, code, decision):
+                return code
+
+
+def _usage_problem(command: list[str], context_dir: str, slots: int, max_restarts: int) -> str | None:
+    if not command or not all(isinstance(part, str) for part in command):
+        return f"entrypoint: expected a command (a list of strings), got {command!r}"
+    if not os.path.isdir(context_dir):
+        return f"context directory {context_dir}: no such folder (the experiment configuration's folder)"
+    if not isinstance(slots, int) or slots < 1:
+        return f"resources.slots_per_trial: expected a whole number of at least 1, got {slots!r}"
+    if not isinstance(max_restarts, int) or max_restarts < 0:
+        return f"max_restarts: expected a whole number of at least 0, got {max_restarts!r}"
+    return None
+
+
+def normalized_command(command: list[str]) -> list[str]:
+    """A leading `python`/`python3` becomes this interpreter; Determined's launch layer in front
+    (`python3 -m determined.launch.torch_distributed [--trial module:Class] [--] [python3 script ...]`) is
+    dropped, as this runner starts one process per slot itself (`--trial` runs the trial class)."""
+    command = list(command)
+    if command and os.path.basename(command[0]) in ("python", "python3"):
+        command[0] = sys.executable
+    if len(command) >= 3 and command[0] == sys.executable and command[1] == "-m" and command[2] in LAUNCHERS:
+        rest = command[3:]
+        trial = None
+        while rest and rest[0].startswith("--"):
+            option = rest.pop(0)
+            if option == "--trial" and rest:
+                trial = rest.pop(0)
+            elif option.startswith("--trial="):
+                trial = option.partition("=")[2]
+            elif option == "--":
+                break
+        if trial is not None:
+            return [sys.executable, "-m", TRIAL_MAIN, trial]
+        return normalized_command(rest) if rest else rest
+    return command
+
+
+def rank_environment(rank: int, slots: int, cluster_path: str, context_dir: str, master_port: int,
+                     exchange_port: int) -> dict[str, str]:
+    env = dict(os.environ)
+    path = [ON_PATH, context_dir, *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    env.update({CLUSTER_ENV: cluster_path, PORT_ENV: str(exchange_port), "PYTHONPATH": os.pathsep.join(path),
+                "RANK": str(rank), "WORLD_SIZE": str(slots), "LOCAL_RANK": str(rank),
+                "LOCAL_WORLD_SIZE": str(slots), "GROUP_RANK": "0", "GROUP_WORLD_SIZE": "1", "ROLE_RANK": str(rank),
+                "ROLE_WORLD_SIZE": str(slots), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(master_port),
+                "PYTHONUNBUFFERED": "1"})
+    return env
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class _Runner:
+    def __init__(self, command: list[str], context_dir: str, run_dir: str, cluster_info: dict, slots: int,
+                 test_mode: bool) -> None:
+        self.command, self.context_dir, self.run_dir = command, context_dir, run_dir
+        self.cluster_info, self.slots, self.test_mode = cluster_info, slots, test_mode
+        self.children: list[subprocess.Popen] = []
+        self.stopping = 0
+        self.fence = Fence.from_env(run_dir)
+        self.log_lock = threading.Lock()
+        self.policy = RestartPolicy(0)
+
+    def stop(self, _signum: int) -> None:
+        """First stop signal: SIGTERM to every rank (they checkpoint and return); a second: SIGKILL them now.
+        Only signals are sent: this runs as a signal handler, maybe inside the main loop's own poll of a child,
+        so waiting for a child here (supervisor.kill) would wait for a lock that loop holds. The loop reaps."""
+        self.stopping += 1
+        for child in self.children:
+            supervisor.signal_child(child, signal.SIGTERM if self.stopping == 1 else signal.SIGKILL)
+
+    def cluster_record(self) -> dict[str, Any]:
+        latest = core_files.latest_checkpoint(self.run_dir)
+        return {**self.cluster_info, "run_dir": self.run_dir, "slots_per_trial": self.slots,
+                "checkpoint_dir": self.cluster_info.get("checkpoint_dir") or os.path.join(self.run_dir, "checkpoints"),
+                "latest_checkpoint": latest["storage_id"] if latest else self.cluster_info.get("latest_checkpoint"),
+                "test_mode": bool(self.test_mode)}
+
+    def attempt(self) -> tuple[int, LogPolicy | None]:
+        cluster_path = write_cluster_file(self.run_dir, self.cluster_record())
+        core_files.take_preempted(self.run_dir)
+        ports = (free_port(), free_port())
+        found: list[LogPolicy] = []
+        log = open(os.path.join(self.run_dir, "train.log"), "a", encoding="utf-8")
+        pumps = []
+        self.children = []
+        try:
+            for rank in range(self.slots):
+                env = rank_environment(rank, self.slots, cluster_path, self.context_dir, *ports)
+                try:
+                    child = supervisor.start_child(self.command, cwd=self.context_dir, env=env, stdin=subprocess.DEVNULL,
+                                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                except OSError as err:
+                    print(f"playground: error: entrypoint {shlex.join(self.command)}: cannot start it: "
+                          f"{err.strerror}", file=sys.stderr)
+                    self._stop_all()
+                    return EXIT_USAGE, None
+                self.children.append(child)
+                if self.stopping:          # a stop that came while the ranks started
+                    supervisor.signal_child(child)
+                prefix = f"[rank {rank}] " if rank else ""
+                for stream, out in ((child.stdout, sys.stdout), (child.stderr, sys.stderr)):
+                    pump = threading.Thread(target=self._pump, args=(stream, out, log, prefix, found), daemon=True)
+                    pump.start()
+                    pumps.append(pump)
+            codes = self._wait()
+            for pump in pumps:
+                pump.join()
+        finally:
+            log.close()
+        return self._outcome(codes), (found[0] if found else None)
+
+    def _pump(self, stream: IO[bytes], out: IO[str], log: IO[str], prefix: str, found: list[LogPolicy]) -> None:
+        with stream:
+            for raw in iter(stream.readline, b""):
+                line = prefix + raw.decode("utf-8", errors="replace")
+                with self.log_lock:
+                    out.write(line)
+                    out.flush()
+                    if not self.fence.superseded():
+                        log.write(line)
+                        log.flush()
+                rule = None if found else self.policy.matching(line)
+                if rule is not None:
+                    found.append(rule)
+
+    def _wait(self) -> list[int]:
+        """Every rank's returncode; after the first failure the others get a grace period, then are stopped.
+        self.ended: the ranks in the order they were seen ending (the first to fail on its own comes first)."""
+        deadline = None
+        self.ended: list[int] = []
+        while True:
+            codes = [supervisor.returncode(child) for child in self.children]
+            self.ended += [rank for rank, code in enumerate(codes) if code is not None and rank not in self.ended]
+            if all(code is not None for code in codes):
+                return codes
+            failed = any(code not in (None, EXIT_DONE, EXIT_STOPPED) for code in codes)
+            if failed and deadline is None:
+                deadline = time.monotonic() + supervisor.GRACE_SECONDS
+            if deadline is not None and time.monotonic() >= deadline:
+                self._stop_all()
+            time.sleep(0.05)
+
+    def _stop_all(self) -> None:
+        supervisor.stop([child for child in self.children if supervisor.returncode(child) is None])
+
+    def _outcome(self, codes: list[int]) -> int:
+        preempted = core_files.take_preempted(self.run_dir)
+        if all(code == EXIT_DONE for code in codes):
+            return EXIT_STOPPED if preempted else EXIT_DONE
+        if all(code in (EXIT_DONE, EXIT_STOPPED) for code in codes):
+            return EXIT_STOPPED
+        stop_deaths = (-signal.SIGTERM, -signal.SIGINT)     # the stop signal this runner passed on, and
+        if self.stopping > 1:                               # the kill of a second one
+            stop_deaths += (-signal.SIGKILL,)
+        if self.stopping and all(code in (EXIT_DONE, EXIT_STOPPED, *stop_deaths) for code in codes):
+            print("playground: the ranks ended on the stop signal; the trial's checkpoints are kept (re-run to "
+                  "resume from the latest)", file=sys.stderr)
+            return EXIT_STOPPED
+        failed = [rank for rank in self.ended if codes[rank] not in (EXIT_DONE, EXIT_STOPPED)]
+        rank = failed[0] if failed else next(r for r, c in enumerate(codes) if c not in (EXIT_DONE, EXIT_STOPPED))
+        code = codes[rank]
+        if code == EXIT_USAGE:
+            print(f"playground: rank {rank} of {shlex.join(self.command)} exited with code 2 (a usage error; its "
+                  "message is above)", file=sys.stderr)
+            return EXIT_USAGE
+        print(f"playground: rank {rank} (pid {self.children[rank].pid}) of {shlex.join(self.command)} "
+              f"{supervisor.how_it_ended(code)}; the checkpoints it stored are kept (re-run to resume)",
+              file=sys.stderr)
+        return EXIT_FAILED
