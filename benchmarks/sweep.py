@@ -1,6 +1,9 @@
 """Sweep orchestration: time per trial apart from the run, parallel efficiency, claim-and-tell throughput.
 
     .venv/bin/python benchmarks/sweep.py [--trials 20] [--busy 2.0] [--tells 200]
+    .venv/bin/python benchmarks/sweep.py --scale N [--workers 4] [--edge 20] [--real-fill]
+
+`--scale N` measures only the cost per trial at N trials, start and end (benchmarks/sweep_scale.py).
 
 1. Orchestration per trial: a 1-worker sweep of N trials of the contract trial program (the run-folder
    contract in a ~50 ms pure-Python process, tests/playground/sweeps/contract_trial.py). For trial i the
@@ -31,10 +34,10 @@ sys.path.insert(0, REPO)
 CONTRACT = os.path.join(REPO, "tests", "playground", "sweeps", "contract_trial.py")
 
 
-def _spec(folder: str, searcher: dict, base_extra: dict) -> str:
+def _spec(folder: str, searcher: dict, base_extra: dict | None = None) -> str:
     from tests.playground.sweeps.conftest import tiny_mlp_opts
     opts = tiny_mlp_opts()
-    opts["model_param"].update(base_extra)
+    opts["model_param"].update(base_extra or {})
     with open(os.path.join(folder, "base.json"), "w") as handle:
         json.dump({"opts": opts}, handle)
     spec = {"name": "bench", "base": "base.json", "trial_program": [sys.executable, CONTRACT],
@@ -172,7 +175,13 @@ def main() -> int:
     parser.add_argument("--postgres", metavar="URL", help="a PostgreSQL database to measure (default: a throwaway "
                         "cluster, when the server binaries exist)")
     parser.add_argument("--only-storages", action="store_true", help="measure only claim-and-tell per storage")
+    parser.add_argument("--scale", type=int, metavar="N", help="measure only the cost per trial at N trials")
+    parser.add_argument("--workers", type=int, default=4, help="slots of the --scale sweep")
+    parser.add_argument("--edge", type=int, default=20, help="real trials at the start and at the end of --scale")
+    parser.add_argument("--real-fill", action="store_true", help="--scale: run every trial for real (slow)")
     args = parser.parse_args()
+    if args.scale:
+        return _scale(args)
     print(f"load average at start: {os.getloadavg()}")
     if args.only_storages:
         _storages(args)
@@ -186,6 +195,14 @@ def main() -> int:
           f"wall {wall:.1f} s; target >= 0.85)")
     _storages(args)
     print(f"load average at end: {os.getloadavg()}")
+    return 0
+
+
+def _scale(args: argparse.Namespace) -> int:
+    from sweep_scale import measure, report
+    with tempfile.TemporaryDirectory() as folder:
+        out = measure(folder, args.scale, args.workers, args.edge, args.real_fill, _spec)
+    print("\n".join(report(args.scale, args.workers, out)))
     return 0
 
 

@@ -30,6 +30,9 @@ SMOKE = {
     "scaling.py": (["--trials", "1", "--batch", "8", "--iters", "4"], "2 x cpu"),
     "sweep.py": (["--trials", "3", "--busy", "0.1", "--tells", "5"], "parallel efficiency, 2 workers"),
 }
+# a script's other modes, each a tiny run too: (script, arguments, a line of its summary)
+MODES = [("sweep.py", ["--scale", "9", "--workers", "2", "--edge", "3"],
+          "summary.csv byte for byte as the sweep wrote it: yes")]
 # scripts with a GPU section, and the line that says it was skipped on a machine without CUDA
 GPU_SKIPPED = {"data_pipeline.py": "GPU section skipped: no CUDA device", "scaling.py": "GPU runs skipped: no CUDA"}
 
@@ -45,9 +48,10 @@ def test_every_benchmark_script_has_a_tiny_configuration():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("script", sorted(SMOKE))
-def test_benchmark_script_runs_to_its_summary(script, tmp_path):
-    arguments, summary = SMOKE[script]
+@pytest.mark.parametrize("script,arguments,summary",
+                         [pytest.param(s, *SMOKE[s], id=s) for s in sorted(SMOKE)]
+                         + [pytest.param(*mode, id=f"{mode[0]} {mode[1][0]}") for mode in MODES])
+def test_benchmark_script_runs_to_its_summary(script, arguments, summary, tmp_path):
     command = [sys.executable, str(REPO / "benchmarks" / script), *(a.format(tmp=tmp_path) for a in arguments)]
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=HANG,
                           env=dict(os.environ, BENCH_DIR=str(tmp_path)))

@@ -2,8 +2,8 @@
 study, stops it through SIGTERM when the searcher says so, and records how it ended.
 
 Fencing: each attempt begins by creating the trial's next claim file (restarts/fence.py); the run gets its
-number in PLAYGROUND_ATTEMPT. Before each of its own writes (trial.json, attempts.jsonl, the study, the
-summary) the slot checks that no later claim exists; once one does (another agent adopted the trial, this one
+number in PLAYGROUND_ATTEMPT. Before each of its own writes (trial.json, attempts.jsonl, the study; the
+reports are the agent's, from the study) the slot checks that no later claim exists; once one does (another agent adopted the trial, this one
 only looked dead), it kills its run, writes nothing more and moves on to another trial.
 
 Exit codes of a run: 0 done (complete, with the objective from its full test passes), 75 stopped after a
@@ -256,7 +256,7 @@ class Agent:
                 termed = time.monotonic()
             elif termed is not None and time.monotonic() - termed > self.limits.grace:
                 supervisor.kill(process)      # ignored SIGTERM for trial_stop_grace: hung
-            time.sleep(POLL_SECONDS)
+            _wait(process, POLL_SECONDS)
 
     def _outcome(self, ticket: Ticket, code: int, pruned: bool, signalled: bool, decision: Decision,
                  seconds: float) -> Outcome:
@@ -301,6 +301,15 @@ class Agent:
             record.update(values=outcome.values, exit_code=outcome.exit_code, reason=outcome.reason,
                           last_reported_step=max(steps) if steps else None)
         self.folder.write_trial(ticket.trial_id, record)
+
+
+def _wait(process: subprocess.Popen, seconds: float) -> None:
+    """Up to `seconds` for the process to end: its exit is noticed within milliseconds, not at the next poll
+    (the slot's gap between trials)."""
+    try:
+        process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        pass
 
 
 def _wrote_results(run_dir: str, since: float) -> bool:

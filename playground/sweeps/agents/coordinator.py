@@ -23,12 +23,12 @@ from playground.restarts.fence import Fence, claim_path, highest_claim, read_cla
 from playground.sweeps.agents.heartbeat import AgentId
 from playground.sweeps.agents.lease import EXPIRED, RELEASED_STATES, UNDECIDED, Leases
 from playground.sweeps.errors import SweepError
-from playground.sweeps.files.sweep_folder import SweepFolder
+from playground.sweeps.files.sweep_folder import SweepFolder, file_stamp
 from playground.sweeps.inputs.spec import DEFAULT_GRACE_SECONDS, SweepSpec
 from playground.sweeps.search._optuna_private import storage_of, storage_trial_id, suggest_params
 from playground.sweeps.search.asha import AdaptiveAsha, make_brackets
 from playground.sweeps.search.distinct import sampler as distinct_sampler
-from playground.sweeps.search.study import (counted, distributions, live_trial, make_sampler, sampled_budget,
+from playground.sweeps.search.study import (BudgetTally, distributions, live_trial, make_sampler, sampled_budget,
                                            trial_id_of, trial_sets)
 
 WAIT = "wait"   # nothing to claim now, but a place may free up (ASHA brackets) or a lease may expire
@@ -61,7 +61,8 @@ class Coordinator:
         study.sampler = distinct_sampler(study, lambda seed: make_sampler({**spec.searcher, "seed": seed}),
                                          spec.searcher.get("seed", 0), self.dists, self.me.name)
         self.asha = self._load_asha() if spec.searcher_name == "adaptive_asha" else None
-        self._spec_stamp = _stamp(folder.spec_file)
+        self._spec_stamp = file_stamp(folder.spec_file)
+        self.tally = BudgetTally()        # the budget's trials, counted as the study grows
 
     def budget(self) -> int:
         """The budget now: `sweep run` on the folder while this agent works may have raised or lowered
@@ -69,7 +70,7 @@ class Coordinator:
         their planned points, and adaptive ASHA's brackets were made for the budget it started with."""
         if self.spec.searcher_name in ("grid", "upf", "adaptive_asha"):
             return self.total
-        stamp = _stamp(self.folder.spec_file)
+        stamp = file_stamp(self.folder.spec_file)
         if stamp != self._spec_stamp:
             self._spec_stamp = stamp
             try:
@@ -86,8 +87,8 @@ class Coordinator:
         from optuna.trial import TrialState
         with self.lock:
             undecided = False
-            for trial in self.study.get_trials(deepcopy=False):
-                if not self.adopt or trial.state != TrialState.RUNNING or storage_trial_id(trial) in self.owned:
+            for trial in self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+                if not self.adopt or storage_trial_id(trial) in self.owned:
                     continue
                 verdict, attempt = self._lease(trial)
                 if verdict == EXPIRED:
@@ -95,9 +96,9 @@ class Coordinator:
                 undecided = undecided or verdict == UNDECIDED
             with self._ask_lock():
                 trials = self.study.get_trials(deepcopy=False)
-                in_budget = counted(trials)
-                waiting = [t for t in trials if t.state == TrialState.WAITING]   # planned, or extra (sweep continue)
-                if not waiting and (len(in_budget) >= self.budget() or self.study.sampler.exhausted(trials)):
+                in_budget = self.tally.update(trials).counted
+                waiting = self.tally.waiting    # planned, or extra (sweep continue)
+                if not waiting and (in_budget >= self.budget() or self.study.sampler.exhausted(trials)):
                     return WAIT if undecided else None
                 bracket = None
                 if self.asha is not None and not any(t.user_attrs.get("extra") for t in waiting):
@@ -232,12 +233,3 @@ class Coordinator:
 
     def _save_asha(self) -> None:
         write_json(self.folder.searcher_state, self.asha.snapshot(), durable=False)
-
-
-def _stamp(path: str) -> tuple[int, int] | None:
-    """What tells that a file was replaced or rewritten (write_json replaces it: a new inode)."""
-    try:
-        status = os.stat(path)
-    except OSError:
-        return None
-    return status.st_ino, status.st_mtime_ns

@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from playground.outputs.atomic_files import write_json
-from playground.restarts.attempts import append_attempt, read_attempts, restarts_used
+from playground.restarts.attempts import FILE as ATTEMPTS, append_attempt, read_attempts, restarts_used
 from playground.sweeps.errors import SweepError
 from playground.sweeps.inputs.spec import identity_part
 
@@ -19,6 +19,7 @@ from playground.sweeps.inputs.spec import identity_part
 class SweepFolder:
     def __init__(self, root: str) -> None:
         self.root = os.path.abspath(root)
+        self._restarts: dict[str, tuple] = {}    # trial id -> (attempts.jsonl's size and mtime, restarts it used)
 
     @property
     def spec_file(self) -> str:
@@ -119,7 +120,18 @@ class SweepFolder:
         return read_attempts(self.trial_dir(trial_id))
 
     def restarts_used(self) -> int:
-        return restarts_used([self.trial_dir(t) for t in self.trial_ids()])
+        """Units of max_restarts spent by every trial of the sweep. A trial's attempts.jsonl is read again only
+        when it changed (file_stamp) since this object last read it: a failed attempt late in a sweep of
+        thousands of trials reads its own file, not all of them."""
+        total = 0
+        for trial_id in self.trial_ids():
+            run_dir = self.trial_dir(trial_id)
+            stamp = file_stamp(os.path.join(run_dir, ATTEMPTS))
+            known = self._restarts.get(trial_id)
+            if known is None or known[0] != stamp:
+                known = self._restarts[trial_id] = (stamp, restarts_used([run_dir]))
+            total += known[1]
+        return total
 
     @property
     def pause_flag(self) -> str:
@@ -131,6 +143,16 @@ class SweepFolder:
 
 def now() -> float:
     return time.time()
+
+
+def file_stamp(path: str) -> tuple[int, int, int] | None:
+    """What tells that a file was replaced, rewritten or appended to (inode, size, mtime: an atomic write makes a
+    new inode); None when it is absent."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status.st_ino, status.st_size, status.st_mtime_ns
 
 
 def _flatten(tree: Any, prefix: str = "") -> dict[str, Any]:

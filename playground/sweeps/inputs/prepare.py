@@ -58,15 +58,16 @@ def _points(spec: SweepSpec, upf_lines: list[UpfLine]) -> list[tuple[str, dict]]
              {**constants(spec.space), **p}) for p in corner_points(spec.space)]
 
 
-def resumed_sweep(spec: SweepSpec) -> PreparedSweep | None:
+def resumed_sweep(spec: SweepSpec, priors: bool = False) -> PreparedSweep | None:
     """What an agent joining an initialised sweep needs, without validating every trial's opts again (which
-    imports the components, torch among them): ASHA's trial length and the upf lines (the budget). None when
-    the spec left something to derive (the objective, ASHA's length from the base opts): then prepare_sweep is
-    needed."""
+    imports the components, torch among them): ASHA's trial length and the upf lines (the budget); `priors`:
+    the restart file's rows too. None when the spec left something to derive (the objective, ASHA's length from
+    the base opts): then prepare_sweep is needed."""
     if not spec.objectives or needs_base_opts(spec):
         return None
+    rows = read_restart_file(spec.restart_file, spec.space) if priors and spec.restart_file else []
     return PreparedSweep(spec if spec.experiment else asha_length(spec, None),
-                         read_upf(spec.upf) if spec.upf else [], [], None)
+                         read_upf(spec.upf) if spec.upf else [], rows, None)
 
 
 def _resolved_line(line: UpfLine, known: list[str], path: str | None) -> UpfLine:

@@ -14,31 +14,42 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import nullcontext
 from typing import Any
 
 from playground.sweeps.agents.warm_start import WARM_START_FILE, contained, read_warm_start
 from playground.sweeps.files.metrics_tail import MetricsTail
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.prepare import PreparedSweep
-from playground.sweeps.search._optuna_private import storage_of, storage_trial_id, study_id_of
+from playground.sweeps.inputs.storage_url import JOURNAL
+from playground.sweeps.search._optuna_private import storage_of, storage_trial_id, study_id_of, tell_without_copy
+from playground.sweeps.search.storages import buffered_journal, locate
 from playground.sweeps.search.study import distributions, encoded, initialize, load_study
 
 FINISHED = {"complete": "COMPLETE", "pruned": "PRUNED", "fail": "FAIL"}
 
 
-def rebuild_study(folder: SweepFolder, prepared: PreparedSweep) -> Any:
-    """A new study in `folder` holding what its trial folders record; returns it."""
+def rebuild_study(folder: SweepFolder, prepared: PreparedSweep, epochs: dict[str, list[dict]] | None = None) -> Any:
+    """A new study in `folder` holding what its trial folders record; returns it. A journal is written in one
+    append at the end (buffered_journal): thousands of trials take seconds, not one locked fsync per change.
+    `epochs`: filled with each trial's full test passes as read (trial id -> records), for the reports."""
     spec = prepared.spec
     set_aside_journal(folder)
-    study = load_study(folder, spec.searcher, spec.objectives, create=True, rebuilding=True)
-    initialize(study, spec, prepared.upf_lines, prepared.priors)
-    dists = distributions(spec.space, grid=spec.searcher_name == "grid")
-    for record in trial_records(folder):
-        if record.get("state") is None:   # added by `sweep continue`, never started
-            _enqueue_warm_start(study, record)
-            continue
-        number = _open_trial(study, record["number"])
-        _fill(study, folder, spec, dists, number, record)
+    journal = locate(folder, None).storage.kind == JOURNAL
+    with buffered_journal(folder.journal) if journal else nullcontext() as backend:
+        study = load_study(folder, spec.searcher, spec.objectives, create=True, rebuilding=True, backend=backend)
+        initialize(study, spec, prepared.upf_lines, prepared.priors)
+        dists = distributions(spec.space, grid=spec.searcher_name == "grid")
+        from optuna.trial import TrialState
+        planned = {t.number: t for t in study.get_trials(deepcopy=False, states=(TrialState.WAITING,))}
+        for record in trial_records(folder):
+            if record.get("state") is None:   # added by `sweep continue`, never started
+                _enqueue_warm_start(study, record)
+                continue
+            number = _open_trial(study, planned.pop(record["number"], None))
+            records = _fill(study, folder, spec, dists, number, record)
+            if epochs is not None:
+                epochs[record["id"]] = records
     return study
 
 
@@ -73,19 +84,18 @@ def trial_records(folder: SweepFolder) -> list[dict]:
     return sorted(out, key=lambda r: r["number"])
 
 
-def _open_trial(study: Any, number: int) -> int:
-    """The number of a RUNNING trial to fill: the planned (WAITING) trial `number`, else a new trial."""
+def _open_trial(study: Any, planned: Any) -> int:
+    """The number of a RUNNING trial to fill: the `planned` (WAITING) trial of its number, else a new trial."""
     from optuna.trial import TrialState
     storage = storage_of(study)
-    planned = next((t for t in study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
-                    if t.number == number), None)
     if planned is not None and storage.set_trial_state_values(storage_trial_id(planned), TrialState.RUNNING):
         return planned.number
     trial_id = storage.create_new_trial(study_id_of(study))
     return storage.get_trial(trial_id).number
 
 
-def _fill(study: Any, folder: SweepFolder, spec: Any, dists: dict, number: int, record: dict) -> None:
+def _fill(study: Any, folder: SweepFolder, spec: Any, dists: dict, number: int, record: dict) -> list[dict]:
+    """Trial `number` made what `record` (its trial.json) says; its full test passes (metrics.jsonl) returned."""
     from optuna.trial import TrialState
     storage = storage_of(study)
     trial_id = storage.get_trial_id_from_study_id_trial_number(study_id_of(study), number)
@@ -100,10 +110,11 @@ def _fill(study: Any, folder: SweepFolder, spec: Any, dists: dict, number: int, 
         if key in sets and contained(dist, encoded(sets[key])):
             storage.set_trial_param(trial_id, key, dist.to_internal_repr(encoded(sets[key])), dist)
     state = record.get("state")
+    passes = MetricsTail(folder.trial_dir(record["id"])).new_epoch_records()
     if not spec.multi_objective:
         last = record.get("last_reported_step")
         metric = spec.objectives[0].metric
-        for row in MetricsTail(folder.trial_dir(record["id"])).new_epoch_records():
+        for row in passes:
             value = row.get(metric)
             # a finished trial: exactly the passes the study was told; an unfinished one: all, as its agent
             # will have told them by the time it resumes
@@ -112,7 +123,8 @@ def _fill(study: Any, folder: SweepFolder, spec: Any, dists: dict, number: int, 
                 storage.set_trial_intermediate_value(trial_id, row["samples"], float(value))
     if state in FINISHED:
         values = record.get("values") if state == "complete" else None
-        study.tell(number, values, state=TrialState[FINISHED[state]], skip_if_finished=True)
+        tell_without_copy(study, number, values, TrialState[FINISHED[state]])
+    return passes
 
 
 def _enqueue_warm_start(study: Any, record: dict) -> None:

@@ -33,9 +33,9 @@ def _opened(sweep_dir: str, storage: str | None = None):
 
 
 def status(sweep_dir: str, storage: str | None = None) -> int:
-    from playground.sweeps.results.summary import collect, ranked
+    from playground.sweeps.results.summary import ranked, study_rows
     folder, spec, study, lag = _opened(sweep_dir, storage)
-    rows = collect(study, folder, spec.objectives)
+    rows = study_rows(study, spec.objectives)    # no trial folder read but running trials' trial.json
     for row in rows:
         row.state = _state_shown(folder, row.state, row.id)
     counts = Counter(r.state for r in rows)
@@ -46,7 +46,7 @@ def status(sweep_dir: str, storage: str | None = None) -> int:
         print(line)
     _print_agents(folder)
     if folder.paused():
-        paused = [t for t in folder.trial_ids() if folder.read_trial(t).get("state") == "paused"]
+        paused = [r.id for r in rows if r.state == "paused"]
         print(f"paused ({folder.pause_flag}): {len(paused)} trial(s) stopped after a checkpoint; "
               f"`playground sweep resume {folder.root}`, then re-run `sweep run` to continue")
     if spec.multi_objective:
@@ -127,19 +127,21 @@ def plots(sweep_dir: str, storage: str | None = None) -> int:
 
 def _rebuild(sweep_dir: str) -> int:
     """The study rebuilt from the run folders (under the folder's run lock), then the reports from it."""
-    from playground.sweeps.inputs.prepare import prepare_sweep
+    from playground.sweeps.inputs.prepare import prepare_sweep, resumed_sweep
     from playground.sweeps.operations.rebuild import rebuild_study
     from playground.sweeps.agents.runner import lock_folder
     from playground.sweeps.files.module_maps import use_sweep_module_map
-    from playground.sweeps.results.summary import write_summary
+    from playground.sweeps.results.summary import ReportCache, write_summary
     folder = SweepFolder(sweep_dir)
     spec = parse_spec(folder.read_spec()["spec"], folder.root, origin=folder.spec_file)
     use_sweep_module_map(folder, spec.base)
     lock = lock_folder(folder)
     try:
-        prepared = prepare_sweep(spec)
-        study = rebuild_study(folder, prepared)
-        rows = write_summary(study, folder, prepared.spec.objectives)
+        # the opts were checked when the sweep began; upf lines need their bare names resolved again
+        prepared = (resumed_sweep(spec, priors=True) if spec.searcher_name != "upf" else None) or prepare_sweep(spec)
+        cache = ReportCache()
+        study = rebuild_study(folder, prepared, cache.epochs)   # each metrics.jsonl read once
+        rows = write_summary(study, folder, prepared.spec.objectives, cache)
     finally:
         lock.close()
     print(f"rebuilt {folder.journal} from {len(folder.trial_ids())} trial folder(s); wrote summary.csv, "

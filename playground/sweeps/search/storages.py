@@ -12,8 +12,9 @@ import json
 import os
 import re
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 from urllib.parse import urlsplit
 
 from playground.outputs.atomic_files import write_json
@@ -113,6 +114,32 @@ def open_journal(path: str, single_writer: bool = False) -> Any:
     if not single_writer:
         warn_if_network_filesystem(os.path.dirname(path))
     return open_checked(path)
+
+
+@contextmanager
+def buffered_journal(path: str) -> Iterator[Any]:
+    """A journal storage whose log lines stay in memory and are appended to the journal file `path` in one write
+    when the block ends without error (nothing is written otherwise). For one writer doing thousands of
+    operations (`sweep summary --rebuild`), each of which would take the file lock, append and fsync; the file
+    gets the same lines in the same order."""
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import BaseJournalBackend
+    from playground.sweeps.search.journal_file import SweepJournal
+
+    class _Memory(BaseJournalBackend):
+        def __init__(self) -> None:
+            self.logs: list[dict[str, Any]] = []
+
+        def read_logs(self, log_number_from: int) -> list[dict[str, Any]]:
+            return self.logs[log_number_from:]
+
+        def append_logs(self, logs: list[dict[str, Any]]) -> None:
+            self.logs.extend(logs)
+
+    memory = _Memory()
+    yield JournalStorage(memory)
+    if memory.logs:
+        SweepJournal(path).append_logs(memory.logs)
 
 
 def _open_grpc(storage: Storage) -> Any:

@@ -54,12 +54,13 @@ def make_pruner(searcher: dict) -> Any:
 
 
 def load_study(folder: SweepFolder, searcher: dict, objectives: list[Objective], create: bool,
-               storage: str | None = None, rebuilding: bool = False) -> Any:
+               storage: str | None = None, rebuilding: bool = False, backend: Any = None) -> Any:
     """The sweep's study. `storage`: a URL from --storage (None: the spec's, as sweep.json recorded it, else the
     journal). Creating records the storage (password removed) and the study name in sweep.json, for every later
     `sweep status`, `sweep agent` and resumed `sweep run`. An unreachable storage or a damaged journal is a
     SweepError (exit 2); so is a study missing beside trial folders, or (`create`: an agent starting) one that
-    does not know some of them (search/lag.py), unless `rebuilding` (`sweep summary --rebuild`) makes it anew."""
+    does not know some of them (search/lag.py), unless `rebuilding` (`sweep summary --rebuild`) makes it anew.
+    `backend`: an Optuna storage to use instead of opening the located one (`summary --rebuild`'s buffer)."""
     import optuna
     from playground.sweeps.search.lag import refuse_unknown, study_lost, trial_folders, written
     from playground.sweeps.search.storages import check_owner, locate, open_storage as open_located, record
@@ -70,7 +71,7 @@ def load_study(folder: SweepFolder, searcher: dict, objectives: list[Objective],
     location = locate(folder, storage, stored.get("spec", {}).get("name") or "sweep", stored.get("identity", ""))
     if listed and location.storage.kind == JOURNAL and not size and written(folder, listed):
         raise study_lost(folder, folder.journal, written(folder, listed), size)    # never a new one beside them
-    backend = open_located(folder, location.storage)
+    backend = backend if backend is not None else open_located(folder, location.storage)
     kwargs = dict(storage=backend, sampler=make_sampler(searcher), pruner=make_pruner(searcher),
                   study_name=location.study_name)
     try:
@@ -217,3 +218,45 @@ def finished_in_budget(trials: list, total: int) -> int:
     count of the progress line. Extra and imported trials are not the budget's; a budget lowered below the trials
     already started (those still run to their end) shows as spent, not exceeded."""
     return min(total, sum(1 for t in counted(trials) if t.state.is_finished()))
+
+
+class BudgetTally:
+    """counted() and finished_in_budget() of a study's trial list, kept up as the list grows, so a claim or a
+    trial's end looks only at new trials and at counted ones not yet finished, not at all of them: trials are
+    only added, in number order; whether one counts (imported, extra) is fixed when it is created; a finished
+    trial stays finished. A list not in that order (another storage's) is counted again from the start."""
+
+    def __init__(self) -> None:
+        self._seen: list = []           # [count, number of the last one] of the trials seen so far
+        self.counted = 0                # the budget's trials (counted())
+        self._finished = 0
+        self._open: list[int] = []      # positions of counted trials not finished when last looked at
+        self._waiting: list[int] = []   # positions of trials WAITING when last looked at (planned, or extra)
+        self.extra: set[str] = set()    # ids of extra trials (`sweep continue`)
+        self.waiting: list = []         # the WAITING trials of the list last given to update()
+
+    def update(self, trials: list) -> "BudgetTally":
+        if self._seen and (len(trials) < self._seen[0] or trials[self._seen[0] - 1].number != self._seen[1]):
+            self.__init__()
+        start = self._seen[0] if self._seen else 0
+        for position in range(start, len(trials)):
+            if trials[position].state.name == "WAITING":     # a trial is WAITING only from its creation on
+                self._waiting.append(position)
+            attrs = trials[position].user_attrs
+            if attrs.get("extra"):
+                self.extra.add(trial_id_of(trials[position]))
+            elif not attrs.get("imported"):
+                self.counted += 1
+                self._open.append(position)
+        if trials:
+            self._seen = [len(trials), trials[-1].number]
+        still = [p for p in self._open if not trials[p].state.is_finished()]
+        self._finished += len(self._open) - len(still)
+        self._open = still
+        self._waiting = [p for p in self._waiting if trials[p].state.name == "WAITING"]
+        self.waiting = [trials[p] for p in self._waiting]
+        return self
+
+    def finished_in_budget(self, total: int) -> int:
+        """finished_in_budget(trials, total) of the trials last given to update()."""
+        return min(total, self._finished)
