@@ -53,7 +53,7 @@ def test_four_agents_killed_at_random_run_exactly_the_budget_with_every_point_di
     for _ in range(KILLS):
         time.sleep(rng.uniform(0.3, 1.5))
         trials = _running_trial_pids(sweep)
-        if trials and rng.random() < 0.5:
+        if trials and (rng.random() < 0.5 or not kills["trial"]):   # at least one trial's run is killed
             os.kill(rng.choice(trials), signal.SIGKILL)         # a trial's run dies: retried, one restart spent
             kills["trial"] += 1
             continue

@@ -16,6 +16,25 @@ from playground.sweeps.files.metrics_tail import epoch_records
 ASHA = {"name": "adaptive_asha", "max_trials": 2, "max_time": 4, "divisor": 2, "max_rungs": 2,
         "mode": "aggressive", "seed": 0}
 LEARNING_RATES = [1e-06, 0.1]
+SLOW_AFTER_THE_RUNG = '''
+"""The epoch after ASHA's rung (2 epochs) starts 3 s late, so the agent's SIGTERM at the rung finds the run still
+going however loaded the machine is (else a fast trial may end its 4 epochs before the agent has read the rung)."""
+import time
+
+
+def fun_per_epoch_b4RunNet(self, epoch):
+    if epoch == 2:
+        time.sleep(3)
+'''
+
+
+def slow_after_the_rung(folder: Path, opts: dict, module_map: dict | None = None) -> None:
+    """opts (the "opts" section) with an override module beside the base that delays the epoch after the rung;
+    found through a module_map.py beside the base, as a sweep's trials find it."""
+    (folder / "slow_after_the_rung.py").write_text(SLOW_AFTER_THE_RUNG)
+    entries = {**(module_map or {}), "slow_after_the_rung": "slow_after_the_rung"}
+    (folder / "module_map.py").write_text(f"MODULE_MAP = {entries!r}\n")
+    opts["model"]["additional_override_py"] = "slow_after_the_rung"
 
 
 def assert_one_trial_pruned_at_its_rung(sweep: Path, rung: int, max_time: int) -> Path:
@@ -36,9 +55,11 @@ def assert_one_trial_pruned_at_its_rung(sweep: Path, rung: int, max_time: int) -
 
 
 @pytest.mark.slow
-def test_asha_prunes_a_two_rank_trial_through_sigterm_and_keeps_its_checkpoint(base_file, tmp_path):
+def test_asha_prunes_a_two_rank_trial_through_sigterm_and_keeps_its_checkpoint(base_file, tmp_path, monkeypatch):
+    monkeypatch.setenv("PLAYGROUND_MODULE_MAP", "")     # unset, and restored after whatever the sweep sets
     opts = json.loads(base_file.read_text())
     opts["opts"]["distributed"].update(num_cpus=2, num_gpus=0)     # 2 ranks on the CPU, gloo
+    slow_after_the_rung(tmp_path, opts["opts"])
     base_file.write_text(json.dumps(opts))
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({

@@ -10,7 +10,8 @@ import pytest
 
 from playground.cli import main
 from tests.conftest import load_experiment
-from tests.playground.sweeps.agents.test_pruning_runs import ASHA, LEARNING_RATES, assert_one_trial_pruned_at_its_rung
+from tests.playground.sweeps.agents.test_pruning_runs import (ASHA, LEARNING_RATES, assert_one_trial_pruned_at_its_rung,
+                                                              slow_after_the_rung)
 
 WIDE_TRIAL = '''
 """The digits trial with one hidden layer as wide as `width`, a hyperparameter no one declares."""
@@ -34,6 +35,7 @@ def trial_base(tmp_path, monkeypatch) -> Path:
     (tmp_path / "wide_trial.py").write_text(WIDE_TRIAL)
     (tmp_path / "module_map.py").write_text("MODULE_MAP = {'wide_trial': 'wide_trial'}\n")
     opts = load_experiment("digits_trial.json")
+    slow_after_the_rung(tmp_path, opts, {"wide_trial": "wide_trial"})
     opts["model"]["trial_py"] = "wide_trial"
     opts["model_param"]["width"] = 8
     opts["epoch_iter"].update(num_epochs=1, num_train_sample_per_epoch=128)

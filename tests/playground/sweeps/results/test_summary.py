@@ -8,7 +8,7 @@ import json
 import os
 
 from optuna.storages import JournalStorage
-from optuna.storages.journal import JournalFileBackend
+from playground.sweeps.search.journal_file import SweepJournal
 
 from playground.cli import main
 from playground.sweeps.operations.reports import open_sweep
@@ -81,7 +81,7 @@ def _rebuild_work(tmp_path, write_spec, count: int, monkeypatch) -> dict[str, in
     appends, trials handed out by the storage (all calls together) and files opened."""
     sweep = _synthetic_sweep(write_spec, tmp_path, count, rebuild=False)
     work = {"appends": 0, "trials_handed_out": 0, "opens": 0}
-    real_append, real_all, real_open = JournalFileBackend.append_logs, JournalStorage.get_all_trials, builtins.open
+    real_append, real_all, real_open = SweepJournal.append_logs, JournalStorage.get_all_trials, builtins.open
 
     def append_logs(self, logs):
         work["appends"] += 1
@@ -97,7 +97,7 @@ def _rebuild_work(tmp_path, write_spec, count: int, monkeypatch) -> dict[str, in
         return real_open(*args, **kwargs)
 
     with monkeypatch.context() as patch:
-        patch.setattr(JournalFileBackend, "append_logs", append_logs)
+        patch.setattr(SweepJournal, "append_logs", append_logs)
         patch.setattr(JournalStorage, "get_all_trials", get_all_trials)
         patch.setattr(builtins, "open", counted_open)
         assert main(["sweep", "summary", str(sweep), "--rebuild"]) == 0
