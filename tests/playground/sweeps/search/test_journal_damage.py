@@ -34,7 +34,9 @@ def _attempts(sweep) -> dict[str, str]:
 def sweep(write_spec, tmp_path):
     """A finished random sweep of 4 trials; returns (spec writer for a budget, sweep folder)."""
     def spec(trials: int):
-        return write_spec({"name": "random", "max_trials": trials, "seed": 0}, SPACE)
+        # a trial the damaged journal still shows running is adopted after the agents' grace: short here
+        return write_spec({"name": "random", "max_trials": trials, "seed": 0}, SPACE,
+                          agents={"heartbeat_seconds": 0.5, "grace_seconds": 3})
     folder = tmp_path / "sweep"
     assert _run(spec(4), folder) == 0
     return spec, folder
