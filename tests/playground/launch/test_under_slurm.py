@@ -160,6 +160,10 @@ def test_the_time_limit_requeue_recipe_ends_bitwise_equal_to_an_uninterrupted_ru
     whole, runs = requeued_runs
     fields, run, log = runs[recipe]
     said = " ".join(f"{k}={fields.get(k)}" for k in ("JobState", "Reason", "ExitCode", "Restarts", "RunTime"))
+    if (fields["Restarts"] == "1" and fields["RunTime"] == "00:00:00" and fields["JobState"] != "COMPLETED"
+            and "resumed from" not in log):
+        # the flake described above, seen once in the batch-shell recipe too: the requeued job never ran python
+        pytest.xfail(f"Slurm did not start the requeued job ({said}); nothing of playground ran in it")
     assert (fields["JobState"], fields["ExitCode"], fields["Restarts"]) == ("COMPLETED", "0:0", "1"), f"{said}\n{log}"
     assert "stopped by SIGTERM; a checkpoint was written" in log and "run finished:" in log, log
     assert_same_training_state(run.checkpoint(), whole.checkpoint())
