@@ -33,6 +33,7 @@ from typing import IO, Any
 
 from playground.determined import core_files
 from playground.determined.cluster_file import CLUSTER_ENV, write_cluster_file
+from playground.determined.entrypoint import entrypoint_command, entrypoint_problem
 from playground.outputs.atomic_files import write_json
 from playground.processes import supervisor
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED, EXIT_USAGE
@@ -46,8 +47,6 @@ PORT_ENV = "PLAYGROUND_DETERMINED_PORT"      # read by compat/determined/core/_e
 # the compatibility layer.
 ON_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "compat", "determined",
                        "on_path")
-LAUNCHERS = ("determined.launch.torch_distributed", "determined.launch.horovod", "determined.launch.deepspeed")
-TRIAL_MAIN = "playground.determined.trial_main"
 
 
 def run_command(command: list[str], context_dir: str, run_dir: str, cluster_info: dict, slots: int,
@@ -57,7 +56,7 @@ def run_command(command: list[str], context_dir: str, run_dir: str, cluster_info
     if problem:
         print(f"playground: error: {problem}", file=sys.stderr)
         return EXIT_USAGE
-    command = normalized_command(command)
+    command = entrypoint_command(command)    # a leading python is this one; Determined's launch layer dropped
     run_dir = os.path.abspath(run_dir)
     try:
         os.makedirs(run_dir, exist_ok=True)
@@ -86,6 +85,8 @@ def run_command(command: list[str], context_dir: str, run_dir: str, cluster_info
 def _usage_problem(command: list[str], context_dir: str, slots: int, max_restarts: int) -> str | None:
     if not command or not all(isinstance(part, str) for part in command):
         return f"entrypoint: expected a command (a list of strings), got {command!r}"
+    if entrypoint_problem(command):
+        return entrypoint_problem(command)
     if not os.path.isdir(context_dir):
         return f"context directory {context_dir}: no such folder (the experiment configuration's folder)"
     if not isinstance(slots, int) or slots < 1:
@@ -93,30 +94,6 @@ def _usage_problem(command: list[str], context_dir: str, slots: int, max_restart
     if not isinstance(max_restarts, int) or max_restarts < 0:
         return f"max_restarts: expected a whole number of at least 0, got {max_restarts!r}"
     return None
-
-
-def normalized_command(command: list[str]) -> list[str]:
-    """A leading `python`/`python3` becomes this interpreter; Determined's launch layer in front
-    (`python3 -m determined.launch.torch_distributed [--trial module:Class] [--] [python3 script ...]`) is
-    dropped, as this runner starts one process per slot itself (`--trial` runs the trial class)."""
-    command = list(command)
-    if command and os.path.basename(command[0]) in ("python", "python3"):
-        command[0] = sys.executable
-    if len(command) >= 3 and command[0] == sys.executable and command[1] == "-m" and command[2] in LAUNCHERS:
-        rest = command[3:]
-        trial = None
-        while rest and rest[0].startswith("--"):
-            option = rest.pop(0)
-            if option == "--trial" and rest:
-                trial = rest.pop(0)
-            elif option.startswith("--trial="):
-                trial = option.partition("=")[2]
-            elif option == "--":
-                break
-        if trial is not None:
-            return [sys.executable, "-m", TRIAL_MAIN, trial]
-        return normalized_command(rest) if rest else rest
-    return command
 
 
 def rank_environment(rank: int, slots: int, cluster_path: str, context_dir: str, master_port: int,

@@ -9,7 +9,8 @@ import sys
 import textwrap
 import time
 
-from playground.determined.command_run import ON_PATH, TRIAL_MAIN, normalized_command
+from playground.determined.command_run import ON_PATH
+from playground.determined.entrypoint import TRIAL_MAIN, entrypoint_command as normalized_command
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED, EXIT_USAGE
 from tests.determined.det_runs import cluster_info, kill_group, lines, run, start, wait_for
 
