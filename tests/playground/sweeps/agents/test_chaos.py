@@ -50,10 +50,16 @@ def test_four_agents_killed_at_random_run_exactly_the_budget_with_every_point_di
     rng = random.Random(25)
     agents = [_start(["sweep", "agent", str(sweep), "--quiet"], "host", log) for _ in range(AGENTS)]
     kills = {"agent": 0, "trial": 0}
-    for _ in range(KILLS):
+    deadline = time.monotonic() + 120                           # a slow machine starts agents slowly: the first
+    while not (trials := _running_trial_pids(sweep)):           # kill waits for a trial run, so one is always killed
+        assert time.monotonic() < deadline and all(a.poll() is None for a in agents), log.read_text()[-3000:]
+        time.sleep(0.05)
+    os.kill(rng.choice(trials), signal.SIGKILL)
+    kills["trial"] += 1
+    for kill in range(1, KILLS):
         time.sleep(rng.uniform(0.3, 1.5))
         trials = _running_trial_pids(sweep)
-        if trials and (rng.random() < 0.5 or not kills["trial"]):   # at least one trial's run is killed
+        if trials and rng.random() < 0.5 and (kills["agent"] or kill < KILLS - 1):   # the last one kills an agent
             os.kill(rng.choice(trials), signal.SIGKILL)         # a trial's run dies: retried, one restart spent
             kills["trial"] += 1
             continue
