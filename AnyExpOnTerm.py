@@ -2,7 +2,11 @@
 
 It is the same program as `playground run`; see `python AnyExpOnTerm.py --help`.
 """
-from playground.cli import exit_command, run_main
+from playground.processes import held_stop
+
+held_stop.hold()   # first: a scheduler's SIGTERM while the run starts is kept for it, not fatal (held_stop.py)
+
+from playground.cli import exit_command, run_main  # noqa: E402
 
 if __name__ == "__main__":
     exit_command(run_main())

@@ -1,4 +1,8 @@
 """`python -m playground ...` is the `playground` command."""
-from playground.cli import exit_command, main
+from playground.processes import held_stop
+
+held_stop.hold()   # first: a SIGTERM while a training command starts is kept for it (processes/held_stop.py)
+
+from playground.cli import exit_command, main  # noqa: E402
 
 exit_command(main())

@@ -12,6 +12,7 @@ from typing import NoReturn
 
 # Imported here, not in exit_command: an import there makes objects, which may run the collector over garbage
 # before freeze_for_exit has flushed its files (and spoils its young-objects-only collection).
+from playground.processes import held_stop
 from playground.processes.supervisor import ignore_stop_signals
 
 # name -> (module under playground.commands, one-line help)
@@ -63,6 +64,8 @@ def add_module_map_argument(parser: argparse.ArgumentParser) -> None:
 def _run(module, args: argparse.Namespace) -> int:
     """The command's exit code; a user error that reaches here is one line and EXIT_USAGE, never a traceback."""
     from playground.processes.exit_codes import EXIT_DONE, EXIT_USAGE, UserError, error_line
+    if not getattr(module, "TAKES_STOP_SIGNALS", False):
+        held_stop.release()   # a stop kept while it started ends a command with no handler of its own, as before
     try:
         if args.module_map:
             from playground.options.registry import use_module_map
@@ -99,6 +102,7 @@ def exit_command(code: int) -> NoReturn:
 
 def console_main() -> NoReturn:
     """The `playground` console script."""
+    held_stop.hold()
     exit_command(main())
 
 

@@ -24,12 +24,12 @@ import time
 import torch
 
 from playground.distribution import collectives as dist_utils
-from playground.processes import die_with_parent
+from playground.processes import die_with_parent, held_stop
 from playground.processes.exit_codes import EXIT_STOPPED
 
 EXIT_PREEMPTED = EXIT_STOPPED   # the old name, for code written against it
 AGREE_EVERY = 10      # iterations between agreement collectives when there are several ranks
-REPEAT_GRACE_SECONDS = 2.0
+REPEAT_GRACE_SECONDS = held_stop.REPEAT_GRACE_SECONDS
 
 
 class Preempted(Exception):
@@ -64,6 +64,9 @@ class Preemption:
         self._parent = die_with_parent.launcher_pid() or os.getppid()
         for sig in (signal.SIGTERM, signal.SIGINT):
             self._previous[sig] = signal.signal(sig, self._handle)
+        pending = held_stop.take()     # a signal that came while the process started: as if it came now
+        if pending is not None and self._signum is None:
+            self._signum, self._first_at = pending
 
     def uninstall(self) -> None:
         for sig, handler in self._previous.items():

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import argparse
 
+# A SIGTERM/SIGINT while this command starts is kept for its stop handler (processes/held_stop.py), so a run stopped
+# that early still checkpoints and exits 75 instead of dying with 143.
+TAKES_STOP_SIGNALS = True
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("script", metavar="SCRIPT", help="the benchmark script (a .py file)")

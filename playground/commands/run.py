@@ -12,6 +12,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+# A SIGTERM/SIGINT while this command starts is kept for its stop handler (processes/held_stop.py), so a run stopped
+# that early still checkpoints and exits 75 instead of dying with 143.
+TAKES_STOP_SIGNALS = True
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group(required=True)

@@ -29,10 +29,11 @@ from multiprocessing.process import BaseProcess
 from typing import Any, Callable, Iterable, Iterator, Union
 
 from playground.processes import die_with_parent as _wrapper
+from playground.processes import held_stop
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED
 
 GRACE_SECONDS = 5.0
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+STOP_SIGNALS = held_stop.STOP_SIGNALS
 Child = Union[subprocess.Popen, BaseProcess]
 
 
@@ -80,7 +81,7 @@ def _ensure_fork_server() -> None:
 
 def _rank_main(index: int, launcher_pid: int, environ: dict[str, str], cwd: str, entry: Callable[..., None],
                args: tuple) -> None:
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)   # ignored by the server (rank_server.py)
+    held_stop.hold()   # as a rank now: a stop kept since the fork (rank_server.py) stays for its stop handler
     # The rank's parent is the fork server: SIGTERM when it dies, and when the launcher does (watched).
     _wrapper.die_with_parent(os.getppid())
     _wrapper.watch_launcher(launcher_pid)
@@ -123,6 +124,9 @@ def stop_signals_call(on_stop: Callable[[int], None]) -> Iterator[None]:
     with stop_signals_restored():
         for sig in STOP_SIGNALS:
             signal.signal(sig, lambda signum, _frame: on_stop(signum))
+        pending = held_stop.take()   # one that came while the command started (held_stop.py): acted on now
+        if pending is not None:
+            on_stop(pending[0])
         yield
 
 

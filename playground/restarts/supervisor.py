@@ -16,7 +16,7 @@ import threading
 import time
 from typing import IO
 
-from playground.processes.exit_codes import EXIT_DONE, EXIT_USAGE, exit_status
+from playground.processes.exit_codes import EXIT_DONE, EXIT_STOPPED, EXIT_USAGE, exit_status
 from playground.processes.supervisor import signal_child, start_child, stop_signals_call
 from playground.restarts.attempts import append_attempt, next_attempt
 from playground.restarts.policy import Decision, LogPolicy, RestartPolicy
@@ -36,9 +36,15 @@ def supervise(command: list[str], run_dir: str, policy: RestartPolicy) -> int:
     with stop_signals_call(stop):
         while True:
             attempt = next_attempt(run_dir)
+            if stopping.is_set():   # asked before this attempt started: nothing to stop, nothing lost
+                print(f"playground: stopped before attempt {attempt} started; run the same command to go on",
+                      file=sys.stderr, flush=True)
+                return EXIT_STOPPED
             started = time.time()
             process = start_child(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             child[:] = [process]
+            if stopping.is_set():   # asked while it started: the attempt stops at its first boundary
+                signal_child(process)
             append_attempt(run_dir, {"attempt": attempt, "child_pid": process.pid, "start": started})
             matched = _tee_and_scan(process, policy)
             code = process.wait()
