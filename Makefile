@@ -20,11 +20,12 @@ demo: $(STAMP)
 
 # one pytest-xdist worker per core (TEST_WORKERS=0: in this process); tests sharing one of our session or module
 # fixtures stay on one worker (tests/conftest.py groups them), the others are spread one by one; then the tests
-# marked serial (a real Slurm, network namespaces) alone, where no other test's load shifts their timing
+# marked serial (a real Slurm, network namespaces) alone, where no other test's load shifts their timing, each
+# named in the log with its outcome and its time
 TEST_WORKERS ?= auto
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not serial"
-	$(BIN)/python -m pytest -p no:xdist -m serial
+	$(BIN)/python -m pytest -p no:xdist -m serial -v --durations=0
 
 clean:
 	rm -rf $(VENV) runs demo-data .pytest_cache *.egg-info
