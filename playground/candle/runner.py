@@ -200,8 +200,11 @@ def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool
     from playground.candle.run_folder import CandleRunFolder, activate
     from playground.checkpoints.preemption import Preempted
     from playground.outputs.run_log import close_logging, setup_logging
+    from playground.launch import deferred_dynamo
     from playground.launch.spawn import fenced_line
     from playground.restarts.fence import Fenced
+
+    deferred_dynamo.install()   # the script's optimizer does not import the compiler; torch.compile still would
 
     folder = CandleRunFolder(run_dir, script)
     folder.test_mode = test

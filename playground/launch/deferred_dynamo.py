@@ -1,0 +1,67 @@
+"""torch._dynamo imported only by a run that compiles: 1.3-2 s less start-up for every run that does not.
+
+torch wraps some of its own functions (an optimizer's add_param_group, state_dict, ...) with
+`torch._disable_dynamo`, which imports torch._dynamo (and with it torch.distributed.fsdp, sympy, ...) on the first
+call, only to tell the compiler not to trace them; and Optimizer.step calls `torch._dynamo.graph_break()`, a no-op
+when nothing is compiled. A run that never compiles (model_param.compile false: the default) pays that import in every
+process for nothing: more than importing torch itself on a small run.
+
+`install()` puts a stand-in at torch._dynamo that answers those calls as the real module does when nothing is
+compiled (disable: the function itself; graph_break, and trace_rules.clear_lru_cache that init_process_group calls:
+nothing) and becomes the real module, imported then, on any other use (torch.compile in a user's hook,
+DistributedDataParallel, which reads the compiler's settings): it stands in only until something needs more. So it
+pays off in a process of one rank; spawned ranks are forked from a server that imported the real module once
+(processes/supervisor.py RANK_PRELOAD). A function disabled while it stood in stays plain (never marked
+not-to-compile): compiling a region that calls such a function (an optimizer's own methods) may then trace it. A run
+that compiles says so in its opts, and then nothing stands in.
+
+Tested against this torch (setup.cfg pins it): tests/playground/launch/test_deferred_dynamo.py trains with and without
+the stand-in to bitwise equal checkpoints, and checks that a run with no compile never imports the real module.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+
+import torch
+
+NAME = "torch._dynamo"
+
+
+class _StandIn(types.ModuleType):
+    """torch._dynamo until something needs the real one."""
+
+    def disable(self, fn=None, recursive=True, **_kwargs):
+        return (lambda f: f) if fn is None else fn
+
+    def graph_break(self, *_args, **_kwargs) -> None:
+        return None
+
+    # init_process_group clears the compiler's trace-rule caches when torch._dynamo is imported: there are none yet
+    trace_rules = types.SimpleNamespace(clear_lru_cache=lambda: None)
+
+    def __getattr__(self, name: str):
+        return getattr(_real(), name)
+
+
+def install() -> bool:
+    """Stand in for torch._dynamo unless it is imported already; whether it now stands in."""
+    if NAME in sys.modules:
+        return isinstance(sys.modules[NAME], _StandIn)
+    stand_in = _StandIn(NAME, __doc__)
+    sys.modules[NAME] = stand_in
+    torch._dynamo = stand_in
+    return True
+
+
+def standing_in() -> bool:
+    return isinstance(sys.modules.get(NAME), _StandIn)
+
+
+def _real() -> types.ModuleType:
+    """The real torch._dynamo, imported now in the stand-in's place."""
+    if standing_in():
+        del sys.modules[NAME]
+        del torch._dynamo
+    return importlib.import_module(NAME)

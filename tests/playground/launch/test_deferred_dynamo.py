@@ -1,0 +1,58 @@
+"""launch/deferred_dynamo.py: a run that does not compile never imports torch._dynamo, and trains exactly as one
+that did; anything beyond the stand-in's few no-op calls gets the real module. Real runs in real processes."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+from tests.playground.checkpoints.interrupted_runs import (UNHINDERED, RunFolder, assert_same_records,
+                                                           assert_same_training_state, checkpoint_opts)
+
+
+@pytest.mark.parametrize("optimizer", ["sgd_optimizer", "adamw_optimizer"])
+def test_a_run_that_does_not_compile_never_imports_torch_dynamo_and_trains_as_one_that_did(tmp_path, optimizer):
+    opts = checkpoint_opts(num_epochs=2)
+    opts["model"]["optimizer_py"] = optimizer
+    deferred = RunFolder(tmp_path, "deferred", opts, env=UNHINDERED)
+    imported = RunFolder(tmp_path, "imported", opts, env=UNHINDERED)
+    argv = ["--parameters-file", str(deferred.opts_path), "--run-dir", str(deferred.dir)]
+    done = subprocess.run([sys.executable, "-X", "importtime", str(REPO / "AnyExpOnTerm.py"), *argv],
+                          env=deferred.env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    modules = [line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]
+    assert "torch.optim" in modules and "torch._dynamo" not in modules, [m for m in modules if "dynamo" in m]
+    eager = ("import runpy, sys, torch._dynamo; sys.argv = sys.argv[1:]; "
+             "runpy.run_path(sys.argv[0], run_name='__main__')")
+    done = subprocess.run([sys.executable, "-c", eager, str(REPO / "AnyExpOnTerm.py"), "--parameters-file",
+                           str(imported.opts_path), "--run-dir", str(imported.dir)],
+                          env=imported.env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert_same_training_state(deferred.checkpoint(), imported.checkpoint())
+    assert_same_records(deferred, imported)
+
+
+STAND_IN = """
+import sys, torch
+from playground.launch import deferred_dynamo
+assert deferred_dynamo.install()
+net = torch.nn.Linear(3, 2)
+for optimizer in (torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9), torch.optim.AdamW(net.parameters())):
+    net(torch.ones(4, 3)).sum().backward()
+    optimizer.step()
+    optimizer.load_state_dict(optimizer.state_dict())
+    optimizer.zero_grad()
+print("standing in", deferred_dynamo.standing_in(), "torch._dynamo.convert_frame" in sys.modules)
+mode = torch._dynamo.config.optimize_ddp                  # any other use: the real module, in its place
+print("real", not deferred_dynamo.standing_in(), sys.modules["torch._dynamo"] is torch._dynamo,
+      hasattr(torch._dynamo, "optimize"), mode == torch._dynamo.config.optimize_ddp)
+print("again", deferred_dynamo.install())                # imported already: nothing stands in any more
+"""
+
+
+def test_the_stand_in_answers_an_optimizers_calls_and_becomes_the_real_module_on_any_other_use():
+    done = subprocess.run([sys.executable, "-c", STAND_IN], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines() == ["standing in True False", "real True True True True", "again False"]
