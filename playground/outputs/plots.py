@@ -23,36 +23,32 @@ def draw_runs(spec: dict, runs: Sequence[tuple[str, dict]], path: str, test_metr
     When the lists hold each point's `kind`, a test metric in `test_metrics` is drawn twice: its full test passes
     (kind "epoch") as a line with markers, its interval points (a few test batches each) as small faint dots.
     """
-    import matplotlib
-    matplotlib.use("Agg", force=True)
-    from matplotlib import pyplot as plt
+    from matplotlib.figure import Figure   # not pyplot: no backend or figure manager to set up (0.2 s)
 
     x_name = spec.get("x") or "epochs"
-    figure, axes = plt.subplots(figsize=(8, 5), dpi=100)
-    try:
-        for label, lists in runs:
-            xs = lists.get(x_name, [])
-            kinds = lists.get("kind") or [None] * len(xs)
-            for y_name in spec["ys"]:
-                points = [(x, y, k) for x, y, k in zip(xs, lists.get(y_name, []), kinds) if _finite(x) and _finite(y)]
-                if not points:
-                    continue
-                name = f"{label}: {y_name}" if len(runs) > 1 else y_name
-                if y_name in test_metrics and any(k == "epoch" for _, _, k in points):
-                    _draw_test_series(axes, points, name)
-                    continue
-                axes.plot([p[0] for p in points], [p[1] for p in points], marker="." if len(points) < 50 else None,
-                          label=name)
-        axes.set_xlabel(spec.get("x_title") or x_name)
-        axes.set_ylabel(spec.get("y_title") or ", ".join(spec["ys"]))
-        axes.set_title(spec.get("y_title") or ", ".join(spec["ys"]))
-        axes.grid(True, alpha=0.3)
-        if axes.lines:
-            axes.legend(fontsize="small")
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        figure.savefig(path, format="png")
-    finally:
-        plt.close(figure)
+    figure = Figure(figsize=(8, 5), dpi=100)
+    axes = figure.subplots()
+    for label, lists in runs:
+        xs = lists.get(x_name, [])
+        kinds = lists.get("kind") or [None] * len(xs)
+        for y_name in spec["ys"]:
+            points = [(x, y, k) for x, y, k in zip(xs, lists.get(y_name, []), kinds) if _finite(x) and _finite(y)]
+            if not points:
+                continue
+            name = f"{label}: {y_name}" if len(runs) > 1 else y_name
+            if y_name in test_metrics and any(k == "epoch" for _, _, k in points):
+                _draw_test_series(axes, points, name)
+                continue
+            axes.plot([p[0] for p in points], [p[1] for p in points], marker="." if len(points) < 50 else None,
+                      label=name)
+    axes.set_xlabel(spec.get("x_title") or x_name)
+    axes.set_ylabel(spec.get("y_title") or ", ".join(spec["ys"]))
+    axes.set_title(spec.get("y_title") or ", ".join(spec["ys"]))
+    axes.grid(True, alpha=0.3)
+    if axes.lines:
+        axes.legend(fontsize="small")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    figure.savefig(path, format="png")
     return path
 
 
