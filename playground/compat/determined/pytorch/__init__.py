@@ -8,6 +8,11 @@ from playground.determined.trials.context import PyTorchTrialContext
 from playground.determined.trials.data_loader import DataLoader, TorchData, data_length, to_device
 from playground.determined.trials.lr_scheduler import LRScheduler
 from playground.determined.trials.reducers import MetricReducer, Reducer
+from playground.launch import deferred_dynamo
+
+# A trial's optimizers (context.wrap_optimizer, before any training) need not import torch's compiler; compiling
+# something imports it then (docs/hooks.md, model_param.compile).
+deferred_dynamo.install()
 
 __all__ = ["Batch", "DataLoader", "Epoch", "LRScheduler", "MetricReducer", "PyTorchCallback", "PyTorchTrial", "PyTorchTrialContext",
            "Reducer", "TorchData", "TrainUnit", "Trainer", "data_length", "init", "to_device"]
