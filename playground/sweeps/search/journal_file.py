@@ -74,10 +74,11 @@ class SweepJournal:
 
     @property
     def lock(self) -> Any:
-        """The journal's file lock, made at the first append (imports Optuna)."""
+        """The journal's file lock, made at the first append (imports Optuna). O_EXCL: it works on every local
+        filesystem; Optuna breaks a stale one."""
         if self._lock is None:
             from optuna.storages.journal import JournalFileOpenLock
-            self._lock = JournalFileOpenLock(self.path)   # O_EXCL: works on every local filesystem; optuna breaks a stale one
+            self._lock = JournalFileOpenLock(self.path)
         return self._lock
 
     def append_logs(self, logs: list[dict[str, Any]]) -> None:
