@@ -29,7 +29,11 @@ class TrialState(enum.IntEnum):
     WAITING = 4
 
     def is_finished(self) -> bool:
-        return self is not TrialState.RUNNING and self is not TrialState.WAITING
+        return self not in _OPEN
+
+
+_OPEN = (TrialState.RUNNING, TrialState.WAITING)
+_STATES = tuple(TrialState)     # by number
 
 
 class TrialDigest:
@@ -73,10 +77,10 @@ class _Fold:
         self.created = 0                              # studies created, deleted ones too (the next id)
         self.trials: list[TrialDigest] = []           # by Optuna's trial id, over all studies
         self.distributions: dict[str, tuple] = {}     # a distribution's JSON text -> _distribution() of it
-        self.apply_op = [self._create_study, self._delete_study, self._study_attr("user_attr"),
-                         self._study_attr("system_attr"), self._create_trial, self._set_param, self._set_state,
-                         self._set_intermediate, self._trial_attr("user_attr"), self._trial_attr("system_attr"),
-                         lambda log: None]      # 10, DISCARD_TRIALS: written by Rustuna only, skipped by Optuna
+        self.apply_op = [self._create_study, self._delete_study, self._set_study_user_attr,   # by op_code
+                         self._set_study_system_attr, self._create_trial, self._set_param, self._set_state,
+                         self._set_intermediate, self._set_trial_user_attr, self._set_trial_system_attr,
+                         self._discard_trials]
 
     def apply(self, log: dict[str, Any]) -> None:
         op = log["op_code"]
@@ -106,14 +110,14 @@ class _Fold:
     def _delete_study(self, log: dict[str, Any]) -> None:
         self.studies.pop(_int(log["study_id"]), None)
 
-    def _study_attr(self, field: str) -> Any:
-        def apply(log: dict[str, Any]) -> None:
-            study = self._study_of(log)
-            if study is not None:
-                attr = _one_attr(log[field])
-                if field == "user_attr":
-                    study.user_attrs.update(attr)
-        return apply
+    def _set_study_user_attr(self, log: dict[str, Any]) -> None:
+        study = self._study_of(log)
+        if study is not None:
+            study.user_attrs.update(_one_attr(log["user_attr"]))
+
+    def _set_study_system_attr(self, log: dict[str, Any]) -> None:
+        if self._study_of(log) is not None:
+            _one_attr(log["system_attr"])
 
     def _create_trial(self, log: dict[str, Any]) -> None:
         study = self._study_of(log)
@@ -126,7 +130,7 @@ class _Fold:
             _time(log["datetime_start"])
         if "datetime_complete" in log:
             _time(log["datetime_complete"])
-        state = TrialState(_int(log.get("state", 0)))
+        state = _state(log.get("state", 0))
         _dict(log.get("system_attrs", {}))
         for step in _dict(log.get("intermediate_values", {})):
             int(step)
@@ -141,9 +145,11 @@ class _Fold:
     def _open_trial(self, log: dict[str, Any]) -> TrialDigest | None:
         """The trial a record updates; None when Optuna ignores the record (no such trial, or finished)."""
         trial_id = _int(log["trial_id"])
-        if not 0 <= trial_id < len(self.trials) or self.trials[trial_id].state.is_finished():
-            return None
-        return self.trials[trial_id]
+        if 0 <= trial_id < len(self.trials):
+            trial = self.trials[trial_id]
+            if trial.state in _OPEN:
+                return trial
+        return None
 
     def _set_param(self, log: dict[str, Any]) -> None:
         if self._open_trial(log) is not None:
@@ -155,12 +161,12 @@ class _Fold:
         trial = self._open_trial(log)
         if trial is None:
             return
-        state = TrialState(_int(log["state"]))
+        state = _state(log["state"])
         if state is TrialState.RUNNING and trial.state is TrialState.RUNNING:
             return          # a waiting trial popped by two agents: the first one's
         if state is TrialState.RUNNING:
             _time(log["datetime_start"])
-        if state.is_finished():
+        elif state is not TrialState.WAITING:
             _time(log["datetime_complete"])
         trial.state = state
         if log["values"] is not None:
@@ -169,16 +175,20 @@ class _Fold:
     def _set_intermediate(self, log: dict[str, Any]) -> None:
         if self._open_trial(log) is not None:
             _int(log["step"])
-            _values([log["intermediate_value"]])
+            if not _number(log["intermediate_value"]):
+                raise TypeError("intermediate_value")
 
-    def _trial_attr(self, field: str) -> Any:
-        def apply(log: dict[str, Any]) -> None:
-            trial = self._open_trial(log)
-            if trial is not None:
-                attr = _one_attr(log[field])
-                if field == "user_attr":
-                    trial.user_attrs.update(attr)
-        return apply
+    def _set_trial_user_attr(self, log: dict[str, Any]) -> None:
+        trial = self._open_trial(log)
+        if trial is not None:
+            trial.user_attrs.update(_one_attr(log["user_attr"]))
+
+    def _set_trial_system_attr(self, log: dict[str, Any]) -> None:
+        if self._open_trial(log) is not None:
+            _one_attr(log["system_attr"])
+
+    def _discard_trials(self, log: dict[str, Any]) -> None:
+        """Written by Rustuna only; Optuna skips it."""
 
     def _distribution(self, text: str) -> tuple:
         known = self.distributions.get(text)
@@ -222,6 +232,12 @@ def _external(distribution: tuple, internal: Any) -> None:
 
 def _time(text: Any) -> None:
     datetime.fromisoformat(text).astimezone()
+
+
+def _state(value: Any) -> TrialState:
+    if type(value) is not int or not 0 <= value < len(_STATES):
+        raise ValueError(f"not a trial state: {value!r}")
+    return _STATES[value]
 
 
 def _int(value: Any) -> int:

@@ -20,7 +20,7 @@ from typing import Any, Generator
 from playground.sweeps.errors import SweepError
 
 TAIL_BLOCK = 1 << 16
-_decode_text = json.JSONDecoder().decode     # json.loads of a str, less its checks of the arguments
+_scan = json.JSONDecoder().raw_decode      # one JSON value at the start of a str: (value, where it ends)
 
 
 def repair_command(journal: str) -> str:
@@ -96,15 +96,26 @@ class SweepJournal:
 
 def _record(line: bytes, path: str, number: int) -> dict[str, Any]:
     try:
-        try:    # strict UTF-8 first: json.loads of bytes guesses their encoding line by line (a tenth of the read)
-            log = _decode_text(line.decode("utf-8"))
-        except ValueError:      # not that: what json.loads of the bytes accepts (a BOM, UTF-16) or refuses
+        log = _plain_record(line)
+        if log is None:     # what json.loads of the line accepts besides (spaces around, a BOM, UTF-16) or refuses
             log = json.loads(line)
     except ValueError:      # not JSON, or not UTF-8 text
         raise JournalDamaged(path, number, f"not a journal record ({_shown(line)})") from None
     if type(log) is not dict or type(log.get("op_code")) is not int or "worker_id" not in log:
         raise JournalDamaged(path, number, f"not a journal record ({_shown(line)})")
     return log
+
+
+def _plain_record(line: bytes) -> Any:
+    """The JSON value of a line as the sweep writes them (UTF-8, the value up to its newline), else None: the
+    value json.loads of the line gives, without its guess of the encoding and its match of spaces around the
+    value (a third of the time of reading a journal of 10,000 trials)."""
+    try:
+        text = line.decode("utf-8")
+        value, end = _scan(text)
+    except ValueError:
+        return None
+    return value if end == len(text) - 1 else None
 
 
 def _shown(line: bytes) -> str:

@@ -149,7 +149,7 @@ def _records(path, *logs: dict) -> None:
 def test_the_fold_keeps_optunas_replay_rules(tmp_path):
     """Trials numbered per study, ids over all; an update to a finished or unknown trial ignored, a second
     RUNNING ignored; a study of an existing name not made again; a deleted study's trials not listed."""
-    optuna = pytest.importorskip("optuna")
+    import optuna
     from playground.sweeps.search.journal_file import open_checked
     path = tmp_path / "study.journal"
     start = {"datetime_start": "2026-11-26T10:00:00+00:00"}
@@ -181,3 +181,31 @@ def test_the_fold_keeps_optunas_replay_rules(tmp_path):
         (0, "COMPLETE", [0.25, 3.0], {"trial_id": "first", "sets": {"a": 1}}), (1, "PRUNED", [1.0, 2.0], {})]
     with pytest.raises(KeyError):
         read_digest(str(path), "other")       # deleted
+
+
+def test_a_journal_written_by_optunas_own_backend_reads_the_same(tmp_path):
+    """Optuna's JournalFileBackend writes its records with the same separators; a line with spaces around or a BOM
+    (which json.loads of the bytes reads) is read too."""
+    import optuna
+    from optuna.storages.journal import JournalFileBackend
+    from playground.sweeps.search.journal_file import open_checked
+    path = tmp_path / "study.journal"
+    study = optuna.create_study(study_name="sweep", storage=optuna.storages.JournalStorage(
+        JournalFileBackend(str(path))), directions=["minimize"])
+    for x in (0.5, 2.0, 3.0):
+        trial = study.ask({"x": optuna.distributions.FloatDistribution(0.0, 4.0)})
+        trial.set_user_attr("sets", {"x": x})
+        if x < 3:
+            study.tell(trial, x * x)
+        else:
+            study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+    study.enqueue_trial({"x": 1.0}, user_attrs={"trial_id": "planned"})
+    with open(path, "ab") as handle:
+        handle.write(b'  {"op_code": 2, "worker_id": "w", "study_id": 0, "user_attr": {"a": 1}}  \n')
+        handle.write(b'\xef\xbb\xbf{"op_code": 2, "worker_id": "w", "study_id": 0, "user_attr": {"b": 2}}\n')
+    digest = read_digest(str(path), "sweep")
+    replayed = optuna.load_study(study_name="sweep", storage=open_checked(str(path)))
+    assert digest.user_attrs == replayed.user_attrs == {"a": 1, "b": 2}
+    trials = [(t.number, t.state.name, t.values, t.user_attrs) for t in replayed.get_trials(deepcopy=False)]
+    assert [(t.number, t.state.name, t.values, t.user_attrs) for t in digest.get_trials()] == trials
+    assert [t[1] for t in trials] == ["COMPLETE", "COMPLETE", "PRUNED", "WAITING"]
