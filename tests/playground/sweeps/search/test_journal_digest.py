@@ -81,6 +81,22 @@ def test_a_multi_objective_sweep_reads_the_same(write_spec, tmp_path, monkeypatc
     assert_same_status(sweep, monkeypatch, "pareto front: ", " pareto")
 
 
+@pytest.mark.parametrize("searcher", [{"name": "single"}, {"name": "grid"}, {"name": "tpe"}, {"name": "gp"},
+                                      {"name": "cmaes"}, {"name": "hyperband", "sampler": "tpe"}],
+                         ids=["single", "grid", "tpe", "gp", "cmaes", "hyperband"])
+def test_the_digest_vouches_for_every_searchers_journal(write_spec, tmp_path, monkeypatch, searcher):
+    """Each searcher writes its own records (a sampler's system attrs, a pruner's reports, planned trials): the
+    digest reads them all itself, so no sweep falls back to Optuna's replay."""
+    space = GRID if searcher["name"] in ("grid", "single") else SPACE
+    if searcher["name"] == "single":
+        space = {"model_param.base_learning_rate": 0.1, "epoch_iter.num_epochs": 2}
+    sweep = tmp_path / "sweep"
+    extra = {} if searcher["name"] in ("grid", "single") else {"max_trials": 3, "seed": 0}
+    assert _run(write_spec({**searcher, **extra}, space), sweep, "--workers", "2") == 0
+    assert read_digest(str(sweep / "study.journal"), "sweep") is not None
+    assert_same_status(sweep, monkeypatch, "complete")
+
+
 def test_paused_waiting_released_and_running_trials_read_the_same(write_spec, base_file, tmp_path, monkeypatch):
     hold = tmp_path / "hold"
     _set_base(base_file, contract_hold_file=str(hold))       # trials wait for this file, or for SIGTERM
