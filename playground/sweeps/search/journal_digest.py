@@ -8,7 +8,7 @@ ignored, and so is a second RUNNING for a running trial; a study created twice b
 vouches only for records it knows to the letter: any other (another op, a field of another type, a distribution
 in another form) makes `read_digest` give up with None, and the caller opens the study with Optuna, whose replay
 reads it, or says what is wrong with it, as it always did. Parameters, intermediate values and system attrs are
-checked as Optuna's replay checks them, and not kept.
+checked at least as strictly as Optuna's replay checks them, and not kept.
 """
 from __future__ import annotations
 
@@ -222,12 +222,14 @@ def _distribution(text: str) -> tuple:
     raise ValueError(f"distribution {text[:80]}")
 
 
-def _external(distribution: tuple, internal: Any) -> None:
-    """What to_external_repr would refuse: an int's value that is no int, a choice's index out of range."""
+def _external(distribution: tuple, internal: Any) -> Any:
+    """The value as Optuna's to_external_repr gives it, failing where that fails (an int's value that is no int,
+    a choice's index out of range)."""
     if distribution[0] == "int":
-        int(internal)
-    elif distribution[0] == "categorical":
-        distribution[1][int(internal)]   # noqa: B018 (Optuna indexes the choices: out of range is its error)
+        return int(internal)
+    if distribution[0] == "categorical":
+        return distribution[1][int(internal)]
+    return internal
 
 
 def _time(text: Any) -> None:
