@@ -17,24 +17,27 @@ def open_sweep(sweep_dir: str, storage: str | None = None):
     return _opened(sweep_dir, storage)[:3]
 
 
-def _opened(sweep_dir: str, storage: str | None = None):
-    """(folder, spec, study, lines saying where the study lags the trial folders: search/lag.py)."""
+def _opened(sweep_dir: str, storage: str | None = None, digest: bool = False):
+    """(folder, spec, study, lines saying where the study lags the trial folders: search/lag.py). `digest`: the
+    journal's digest where it vouches for it, which has what status reads of a study (search/study.py
+    read_study), else Optuna's study."""
     from playground.sweeps.inputs.storage_url import JOURNAL
     from playground.sweeps.search.lag import lag_lines, trial_folders
     from playground.sweeps.search.storages import locate
-    from playground.sweeps.search.study import load_study
+    from playground.sweeps.search.study import read_study
     folder = SweepFolder(sweep_dir)
     stored = folder.read_spec()
     spec: SweepSpec = parse_spec(stored["spec"], folder.root, origin=folder.spec_file)
     listed = trial_folders(folder)     # before the study is read: a trial started meanwhile is not taken for lag
-    study = load_study(folder, spec.searcher, spec.objectives, create=False, storage=storage)
+    study = read_study(folder, spec.searcher, spec.objectives, storage, digest=digest)
     journal = locate(folder, storage).storage.kind == JOURNAL
     return folder, spec, study, lag_lines(study, folder, listed, journal)
 
 
-def status(sweep_dir: str, storage: str | None = None) -> int:
+def status(sweep_dir: str, storage: str | None = None, digest: bool = True) -> int:
+    """Print the sweep's state. `digest` False reads the journal through Optuna too (tests compare the two)."""
     from playground.sweeps.results.summary import ranked, study_rows
-    folder, spec, study, lag = _opened(sweep_dir, storage)
+    folder, spec, study, lag = _opened(sweep_dir, storage, digest)
     rows = study_rows(study, spec.objectives)    # no trial folder read but running trials' trial.json
     for row in rows:
         row.state = _state_shown(folder, row.state, row.id)

@@ -20,6 +20,7 @@ from typing import Any, Generator
 from playground.sweeps.errors import SweepError
 
 TAIL_BLOCK = 1 << 16
+_scan = json.JSONDecoder().raw_decode      # one JSON value at the start of a str: (value, where it ends)
 
 
 def repair_command(journal: str) -> str:
@@ -38,12 +39,11 @@ class JournalDamaged(SweepError):
 
 class SweepJournal:
     """The journal file at `path` as Optuna's BaseJournalBackend (read_logs, append_logs); created empty when
-    missing unless `create` is False."""
+    missing unless `create` is False. Reading needs no Optuna (`sweep status`'s digest reads through it)."""
 
     def __init__(self, path: str, create: bool = True) -> None:
-        from optuna.storages.journal import JournalFileOpenLock
         self.path = path
-        self.lock = JournalFileOpenLock(path)   # O_EXCL: works on every local filesystem; optuna breaks a stale one
+        self._lock: Any = None
         if create and not os.path.exists(path):
             open(path, "ab").close()
         self._read_to = (0, 0)          # (records read, byte offset after them): reads resume there
@@ -72,6 +72,15 @@ class SweepJournal:
             finally:
                 self._read_to = (number, offset)
 
+    @property
+    def lock(self) -> Any:
+        """The journal's file lock, made at the first append (imports Optuna). O_EXCL: it works on every local
+        filesystem; Optuna breaks a stale one."""
+        if self._lock is None:
+            from optuna.storages.journal import JournalFileOpenLock
+            self._lock = JournalFileOpenLock(self.path)
+        return self._lock
+
     def append_logs(self, logs: list[dict[str, Any]]) -> None:
         text = "".join(json.dumps(log, separators=(",", ":")) + "\n" for log in logs).encode("utf-8")
         self.lock.acquire()
@@ -87,12 +96,26 @@ class SweepJournal:
 
 def _record(line: bytes, path: str, number: int) -> dict[str, Any]:
     try:
-        log = json.loads(line)
+        log = _plain_record(line)
+        if log is None:     # what json.loads of the line accepts besides (spaces around, a BOM, UTF-16) or refuses
+            log = json.loads(line)
     except ValueError:      # not JSON, or not UTF-8 text
         raise JournalDamaged(path, number, f"not a journal record ({_shown(line)})") from None
     if type(log) is not dict or type(log.get("op_code")) is not int or "worker_id" not in log:
         raise JournalDamaged(path, number, f"not a journal record ({_shown(line)})")
     return log
+
+
+def _plain_record(line: bytes) -> Any:
+    """The JSON value of a line as the sweep writes them (UTF-8, the value up to its newline), else None: the
+    value json.loads of the line gives, without its guess of the encoding and its match of spaces around the
+    value (a third of the time of reading a journal of 10,000 trials)."""
+    try:
+        text = line.decode("utf-8")
+        value, end = _scan(text)
+    except ValueError:
+        return None
+    return value if end == len(text) - 1 else None
 
 
 def _shown(line: bytes) -> str:

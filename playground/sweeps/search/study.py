@@ -62,26 +62,18 @@ def load_study(folder: SweepFolder, searcher: dict, objectives: list[Objective],
     does not know some of them (search/lag.py), unless `rebuilding` (`sweep summary --rebuild`) makes it anew.
     `backend`: an Optuna storage to use instead of opening the located one (`summary --rebuild`'s buffer)."""
     import optuna
-    from playground.sweeps.search.lag import refuse_unknown, study_lost, trial_folders, written
-    from playground.sweeps.search.storages import check_owner, locate, open_storage as open_located, record
+    from playground.sweeps.search.lag import refuse_unknown, written
+    from playground.sweeps.search.storages import check_owner, open_storage as open_located, record
     quiet_optuna()
-    listed = [] if rebuilding else trial_folders(folder)    # before the study is read: see lag.py
-    size = os.path.getsize(folder.journal) if os.path.isfile(folder.journal) else None
-    stored = folder.read_spec() if folder.exists() else {}
-    location = locate(folder, storage, stored.get("spec", {}).get("name") or "sweep", stored.get("identity", ""))
-    if listed and location.storage.kind == JOURNAL and not size and written(folder, listed):
-        raise study_lost(folder, folder.journal, written(folder, listed), size)    # never a new one beside them
+    listed, size, stored, location = _where(folder, storage, rebuilding)
     backend = backend if backend is not None else open_located(folder, location.storage)
     kwargs = dict(storage=backend, sampler=make_sampler(searcher), pruner=make_pruner(searcher),
                   study_name=location.study_name)
     try:
         study = optuna.load_study(**kwargs)
     except KeyError:
-        if written(folder, listed):
-            raise study_lost(folder, folder.journal if location.storage.kind == JOURNAL else location.storage.shown,
-                             written(folder, listed), size) from None
-        if not create:
-            raise SweepError(f"{folder.root}: no study {location.study_name!r} in {location.storage.shown}") from None
+        if not create or written(folder, listed):
+            raise _no_study(folder, listed, size, location) from None
         try:
             study = optuna.create_study(directions=[o.direction for o in objectives], **kwargs)
         except optuna.exceptions.DuplicatedStudyError:  # another agent created it meanwhile
@@ -92,6 +84,52 @@ def load_study(folder: SweepFolder, searcher: dict, objectives: list[Objective],
     if create and listed:
         refuse_unknown(folder, listed, study.get_trials(deepcopy=False))
     return study
+
+
+def read_study(folder: SweepFolder, searcher: dict, objectives: list[Objective], storage: str | None = None,
+               digest: bool = True) -> Any:
+    """The sweep's study to read, not change (`sweep status`): on the folder's journal its digest
+    (journal_digest.py: neither Optuna imported nor its trials built), else, or where the digest does not vouch
+    for a record, load_study(create=False); with its checks and errors either way. `digest` False: always Optuna."""
+    from playground.sweeps.search.journal_digest import read_digest
+    from playground.sweeps.search.netfs import warn_if_network_filesystem
+    from playground.sweeps.search.storages import check_owner
+    listed, size, stored, location = _where(folder, storage)
+    if not digest or location.storage.kind != JOURNAL:
+        return load_study(folder, searcher, objectives, create=False, storage=storage)
+    warn_if_network_filesystem(os.path.dirname(folder.journal))     # as opening it for Optuna does
+    try:
+        study = read_digest(folder.journal, location.study_name)
+    except KeyError:
+        raise _no_study(folder, listed, size, location) from None
+    if study is None:
+        return load_study(folder, searcher, objectives, create=False, storage=storage)
+    check_owner(study, folder, stored.get("identity"), location, mark=False)
+    return study
+
+
+def _where(folder: SweepFolder, storage: str | None,
+           rebuilding: bool = False) -> tuple[list[str], int | None, dict, Any]:
+    """(trial folders, the journal's size or None, sweep.json, storages.Location) of the sweep's study; a
+    SweepError where the journal is empty or missing beside trial folders (never a new study beside them)."""
+    from playground.sweeps.search.lag import study_lost, trial_folders, written
+    from playground.sweeps.search.storages import locate
+    listed = [] if rebuilding else trial_folders(folder)    # before the study is read: see lag.py
+    size = os.path.getsize(folder.journal) if os.path.isfile(folder.journal) else None
+    stored = folder.read_spec() if folder.exists() else {}
+    location = locate(folder, storage, stored.get("spec", {}).get("name") or "sweep", stored.get("identity", ""))
+    if listed and location.storage.kind == JOURNAL and not size and written(folder, listed):
+        raise study_lost(folder, folder.journal, written(folder, listed), size)
+    return listed, size, stored, location
+
+
+def _no_study(folder: SweepFolder, listed: list[str], size: int | None, location: Any) -> SweepError:
+    """The error for a storage without the sweep's study: a lost one where trial folders exist."""
+    from playground.sweeps.search.lag import study_lost, written
+    if written(folder, listed):
+        return study_lost(folder, folder.journal if location.storage.kind == JOURNAL else location.storage.shown,
+                          written(folder, listed), size)
+    return SweepError(f"{folder.root}: no study {location.study_name!r} in {location.storage.shown}")
 
 
 def distributions(space: list[Param], grid: bool) -> dict[str, Any]:
