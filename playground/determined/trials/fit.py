@@ -7,8 +7,10 @@ opts.json, the Determined form, there; it is left alone), or in local mode (no c
 runs/. A run resumes from its folder's newest checkpoint by itself, so `latest_checkpoint` needs no value.
 
 Mapping: an epoch is `records_per_epoch` (else the training set) over the global batch; `max_length` Epoch(n)
-trains n epochs, Batch(n) stops after n batches; `validation_period` Batch(k) validates every k batches of an
-epoch (the validation set once through) and every epoch's end validates too; `checkpoint_period` Batch(k) /
+trains n epochs, Batch(n) stops after n batches; `validation_period` Batch(k) validates (the validation set once
+through, a full test pass record) after every k-th batch of training, counted from the trial's first batch as
+Determined counts them, and every epoch's end validates too, once at a step both give (no AnyExp interval
+points: the record points are the loop's full test passes, loop_hook.py); `checkpoint_period` Batch(k) /
 Epoch(k) checkpoints every k batches / epochs (and every epoch's end by default). Exit: 0 when done; a stop
 signal (SIGTERM) checkpoints and the process exits 75, a failure exits 1, as any playground run.
 """
@@ -47,6 +49,7 @@ class TrialSession:
     full_dataset: bool
     evaluate_takes_index: bool
     max_batches: int | None
+    validation_batches: int | None = None   # validation_period Batch(k): a full validation every k batches
     initial_validation: bool = False
     under_runner: bool = False      # started by the runner, which writes the ranks' output to train.log
 
@@ -164,11 +167,9 @@ def _opts_layers(session: TrialSession, context: Any, cluster: dict, max_length:
         epochs, max_batches = max_length.value, None
     else:
         epochs, max_batches = math.ceil(max_length.value / epoch_batches), max_length.value
-    per_test, test_iter = epoch_batches + 1, 0          # validation at epoch ends only
     val_batch = _batch_size(session.validation_data) if session.validation_data is not None else batch
     if isinstance(validation_period, Batch) and session.validation_data is not None:
-        per_test = validation_period.value
-        test_iter = math.ceil(len(session.validation_data.dataset) / (val_batch * dist.size))
+        session.validation_batches = validation_period.value      # loop_hook.py validates at these
     output = {"ckpt_save_best": False, "progress": "log"}
     if isinstance(checkpoint_period, Batch):
         output["ckpt_every_n_iters"] = checkpoint_period.value
@@ -182,8 +183,8 @@ def _opts_layers(session: TrialSession, context: Any, cluster: dict, max_length:
                   "hooks_py": [HOOK]},
         "model_param": {"seed": context.get_trial_seed(), "base_learning_rate": 0.1},
         "epoch_iter": {"num_train_sample_per_epoch": records, "num_test_sample": 0, "num_epochs": epochs,
-                       "num_train_iteration_per_test": per_test, "batch_per_device": batch,
-                       "num_test_iter": test_iter, "test_batch_per_device": val_batch},
+                       "num_train_iteration_per_test": epoch_batches + 1, "batch_per_device": batch,
+                       "num_test_iter": 0, "test_batch_per_device": val_batch},
         "distributed": {"num_shards": dist.cross_size, "num_gpus": dist.local_size if cuda else 0,
                         "first_gpu_id": 0, "num_cpus": dist.local_size},
         "output": output,
