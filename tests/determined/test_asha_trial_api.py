@@ -1,0 +1,66 @@
+"""`playground sweep run adaptive.yaml` of a Trial API experiment whose searcher length is in batches: adaptive
+ASHA ranks each trial at every validation, so a trial is stopped at a rung inside its first epoch, not at the
+epoch's end. Real sweep, real trials: Determined's 0.26 MNIST tutorial (only data.py changed: the digits) through
+the runner and the trial harness."""
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+
+from playground.cli import main
+from playground.sweeps.operations.reports import open_sweep
+from tests.conftest import REPO
+
+EXAMPLES = REPO / "experiments" / "determined_mnist"
+EPOCH_BATCHES = 1438 // 32          # the digits' training set in global batches of 32
+ADAPTIVE = textwrap.dedent("""\
+    name: mnist_mid_epoch_asha
+    hyperparameters:
+      global_batch_size: 32
+      learning_rate: {type: categorical, vals: [0.0, 1.0]}   # 0.0 never learns: it loses at its first rung
+      n_filters1: 4
+      n_filters2: 4
+      dropout1: {type: categorical, vals: [0.25, 0.3]}
+      dropout2: 0.5
+    searcher:
+      name: adaptive_asha
+      metric: validation_loss
+      smaller_is_better: true
+      max_trials: 4
+      max_length: {batches: 40}
+      divisor: 2
+      max_rungs: 3
+      mode: aggressive
+      max_concurrent_trials: 1
+    min_validation_period: {batches: 5}
+    entrypoint: model_def:MNistTrial
+    """)
+
+
+def test_adaptive_asha_stops_a_trial_api_trial_at_a_rung_inside_its_first_epoch(tmp_path):
+    experiment = tmp_path / "determined_mnist" / "mnist_pytorch_0.26"
+    shutil.copytree(EXAMPLES / "mnist_pytorch_0.26", experiment)
+    shutil.copy(EXAMPLES / "digits_as_mnist.py", experiment.parent)       # data.py's ../digits_as_mnist.py
+    (experiment / "adaptive.yaml").write_text(ADAPTIVE)
+    folder = tmp_path / "sweep"
+    assert main(["sweep", "run", str(experiment / "adaptive.yaml"), "--sweep-dir", str(folder), "--quiet"]) == 0
+
+    trials = open_sweep(str(folder))[2].get_trials()
+    assert len(trials) == 4 and {t.state.name for t in trials} <= {"COMPLETE", "PRUNED"}
+    pruned = [t for t in trials if t.state.name == "PRUNED"]
+    never_learns = [t for t in trials if t.params["learning_rate"] == 0.0]
+    assert trials[0].params["learning_rate"] == 1.0 and len(never_learns) == 2      # the seeded sampler's order
+    assert all(t in pruned for t in never_learns), [(t.number, t.params, t.state.name) for t in trials]
+    state = json.loads((folder / "searcher.json").read_text())
+    assert 40 < EPOCH_BATCHES     # every rung (10, 20, 40 batches) lies inside the first epoch
+    for trial in pruned:
+        name = f"t{trial.number:04d}"
+        validations = [json.loads(line) for line in open(folder / "trials" / name / "metrics.jsonl")]
+        steps = [r["iteration"] for r in validations]
+        assert steps == list(range(5, steps[-1] + 1, 5)) and steps[-1] < EPOCH_BATCHES   # stopped mid-epoch
+        assert all(r["kind"] == "epoch" and r["epochs"] == r["iteration"] / EPOCH_BATCHES for r in validations)
+        rung = state["trial_rung"][name]
+        ranked = [entry[0] for entry in state["rungs"][state["trial_bracket"][name]][rung]]
+        assert name in ranked and rung < 2 and name in state["finished"]       # ranked, and stopped, below the top
+        assert [10, 20][rung] * 32 in trial.intermediate_values          # reported at the rung's batch, in samples
