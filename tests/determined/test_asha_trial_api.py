@@ -1,7 +1,8 @@
 """`playground sweep run adaptive.yaml` of a Trial API experiment whose searcher length is in batches: adaptive
 ASHA ranks each trial at every validation, so a trial is stopped at a rung inside its first epoch, not at the
 epoch's end. Real sweep, real trials: Determined's 0.26 MNIST tutorial (only data.py changed: the digits) through
-the runner and the trial harness."""
+the runner and the trial harness. A trial given the sweep's rungs (`--rungs`, cluster info `rungs`) validates at
+them too, as Determined 0.2x's searcher operations ended there."""
 from __future__ import annotations
 
 import json
@@ -9,8 +10,11 @@ import shutil
 import textwrap
 
 from playground.cli import main
+from playground.determined.trials.fit import rung_batches
+from playground.sweeps.files.metrics_tail import MetricsTail
 from playground.sweeps.operations.reports import open_sweep
 from tests.conftest import REPO
+from tests.determined.ranks import records, run, trial_main
 
 EXAMPLES = REPO / "experiments" / "determined_mnist"
 EPOCH_BATCHES = 1438 // 32          # the digits' training set in global batches of 32
@@ -64,3 +68,23 @@ def test_adaptive_asha_stops_a_trial_api_trial_at_a_rung_inside_its_first_epoch(
         ranked = [entry[0] for entry in state["rungs"][state["trial_bracket"][name]][rung]]
         assert name in ranked and rung < 2 and name in state["finished"]       # ranked, and stopped, below the top
         assert [10, 20][rung] * 32 in trial.intermediate_values          # reported at the rung's batch, in samples
+
+
+def test_a_trial_validates_at_its_asha_rungs_without_a_validation_period(tmp_path):
+    """The tiny trial: epochs of 6 batches of 8; rungs at 2, 4 and 8 batches; no min_validation_period."""
+    info = dict(experiment_config={}, hparams={"global_batch_size": 8, "n_filters1": 4, "dropout": 0.25,
+                                               "learning_rate": 1.0},
+                trial_id=1, experiment_id=1, max_length={"batches": 8}, rungs=[2, 4, 8])
+    run(trial_main("mnist_trial:MNistTrial"), tmp_path / "run", info, 1)
+    found = records(tmp_path / "run")
+    assert [(r["kind"], r["iteration"]) for r in found] == [("epoch", 2), ("epoch", 4), ("epoch", 6), ("epoch", 8)]
+    # what the sweep's agent reads: each at its step, samples = batches x 8 (the searcher's unit for records)
+    assert [(r["iteration"], r["samples"]) for r in MetricsTail(str(tmp_path / "run")).new_epoch_records()] == [
+        (2, 16), (4, 32), (6, 48), (8, 64)]
+
+
+def test_rungs_in_records_are_the_first_batch_reaching_them_and_epoch_rungs_are_epoch_ends():
+    assert rung_batches({"max_length": {"records": 640}, "rungs": [40, 160, 640]}, 32) == {2, 5, 20}
+    assert rung_batches({"max_length": {"batches": 64}, "rungs": [4, 16, 64]}, 32) == {4, 16, 64}
+    assert rung_batches({"max_length": {"epochs": 9}, "rungs": [1, 3, 9]}, 32) == set()
+    assert rung_batches({"max_length": None, "rungs": [4, 16]}, 32) == set()     # 0.38: time_metric, no length

@@ -42,6 +42,7 @@ def test_a_trial_trains_into_the_run_folder_with_validation_and_training_records
     assert [(r["kind"], r["iteration"], r["epochs"]) for r in found] == [
         ("epoch", 2, 2 / 6), ("epoch", 4, 4 / 6), ("epoch", 6, 1.0), ("epoch", 8, 1 + 2 / 6), ("epoch", 10, 1 + 4 / 6),
         ("epoch", 12, 2.0)]
+    assert [r["samples"] for r in found] == [16, 32, 48, 64, 80, 96]     # records, a searcher unit: 8 a batch
     assert all(r["train_loss"] > 0 and r["validation_loss"] > 0 and 0 <= r["accuracy"] <= 1 for r in found)
     assert found[-1]["train_loss"] < found[0]["train_loss"]
     state = final_state(run_dir)

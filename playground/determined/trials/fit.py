@@ -10,7 +10,8 @@ Mapping: an epoch is `records_per_epoch` (else the training set) over the global
 trains n epochs, Batch(n) stops after n batches; `validation_period` Batch(k) validates (the validation set once
 through, a full test pass record) after every k-th batch of training, counted from the trial's first batch as
 Determined counts them, and every epoch's end validates too, once at a step both give (no AnyExp interval
-points: the record points are the loop's full test passes, loop_hook.py); `checkpoint_period` Batch(k) /
+points: the record points are the loop's full test passes, loop_hook.py); a sweep's adaptive ASHA rungs are
+validated too (`rung_batches`); `checkpoint_period` Batch(k) /
 Epoch(k) checkpoints every k batches / epochs (and every epoch's end by default). Exit: 0 when done; a stop
 signal (SIGTERM) checkpoints and the process exits 75, a failure exits 1, as any playground run.
 """
@@ -50,6 +51,7 @@ class TrialSession:
     evaluate_takes_index: bool
     max_batches: int | None
     validation_batches: int | None = None   # validation_period Batch(k): a full validation every k batches
+    rung_batches: frozenset[int] = frozenset()     # and one after each of these (the sweep's ASHA rungs)
     initial_validation: bool = False
     under_runner: bool = False      # started by the runner, which writes the ranks' output to train.log
 
@@ -115,11 +117,26 @@ def _prepared_session(trial: Any, context: Any, max_length: TrainUnit | None, va
                            validation_loader=validation, full_dataset=full_dataset,
                            evaluate_takes_index=takes_batch_index(trial), max_batches=None,
                            under_runner=bool(cluster))
+    session.rung_batches = rung_batches(cluster, _global_batch(context))
     run_dir = _run_dir(cluster, context)
     context.run_dir = run_dir
     layers, session.max_batches = _opts_layers(session, context, cluster, max_length, validation_period,
                                                checkpoint_period, test_mode, train_shuffle)
     return session, _prepare(layers, run_dir)
+
+
+def rung_batches(cluster: dict, global_batch: int) -> frozenset[int]:
+    """The batches after which a sweep's adaptive ASHA ranks this trial (cluster info `rungs`, in max_length's
+    unit): validated there, as Determined 0.2x's searcher operations ended at them, so a trial is ranked at its
+    rungs whatever its validation period. A rung in records is the first batch reaching it; rungs in epochs are
+    epoch ends, validated anyway; without a searcher max_length (0.38's time_metric) the period alone rules."""
+    length, rungs = cluster.get("max_length"), cluster.get("rungs") or []
+    unit = next(iter(length)) if isinstance(length, dict) and len(length) == 1 else None
+    if unit == "batches":
+        return frozenset(rungs)
+    if unit == "records":
+        return frozenset(math.ceil(rung / global_batch) for rung in rungs)
+    return frozenset()
 
 
 def _global_batch(context: Any) -> int:
