@@ -16,7 +16,8 @@ Fields (all present; null where unknown):
 - `latest_checkpoint`: storage id of the newest complete checkpoint there when this attempt started, or null
 - `max_length`: `{"batches"|"records"|"epochs": n}`, the searcher's length for this trial (adaptive ASHA: its
   top rung), or null when the searcher gives none (a Trainer API script then uses its own fit(max_length))
-- `rungs`: the lengths, in max_length's unit, at which the sweep ranks this trial (adaptive ASHA), else []
+- `rungs`: the lengths, in max_length's unit, at which the sweep ranks this trial (adaptive ASHA), else [];
+  the Trial API validates at them (trials/fit.py rung_batches)
 - `records_per_epoch`: int or null; `global_batch_size`: int or null; `slots_per_trial`: int
 - `test_mode`: true under `--test` (Determined's `--local --test`: a few batches, one validation, checkpoint)
 """

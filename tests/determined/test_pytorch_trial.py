@@ -38,13 +38,13 @@ def uninterrupted(tmp_path_factory):
 def test_a_trial_trains_into_the_run_folder_with_validation_and_training_records(uninterrupted, ranks):
     run_dir = uninterrupted(ranks)
     found = records(run_dir)
-    epochs = [r for r in found if r["kind"] == "epoch"]
-    assert [r["iteration"] for r in epochs] == [6, 12] and all("validation_loss" in r and "accuracy" in r
-                                                               for r in epochs)
-    intervals = [r for r in found if r["kind"] == "interval"]
-    assert [r["iteration"] for r in intervals] == [2, 4, 6, 8, 10, 12]
-    assert all(r["train_loss"] > 0 and 0 <= r["accuracy"] <= 1 for r in intervals)
-    assert intervals[-1]["train_loss"] < intervals[0]["train_loss"]
+    # every 2 batches one validation, the epoch ends (batches 6 and 12) included once: each a full pass record
+    assert [(r["kind"], r["iteration"], r["epochs"]) for r in found] == [
+        ("epoch", 2, 2 / 6), ("epoch", 4, 4 / 6), ("epoch", 6, 1.0), ("epoch", 8, 1 + 2 / 6), ("epoch", 10, 1 + 4 / 6),
+        ("epoch", 12, 2.0)]
+    assert [r["samples"] for r in found] == [16, 32, 48, 64, 80, 96]     # records, a searcher unit: 8 a batch
+    assert all(r["train_loss"] > 0 and r["validation_loss"] > 0 and 0 <= r["accuracy"] <= 1 for r in found)
+    assert found[-1]["train_loss"] < found[0]["train_loss"]
     state = final_state(run_dir)
     assert list(state["models"]) == ["model"] and list(state["optimizers"]) == ["optimizer"]
     assert state["world_size"] == ranks
@@ -78,13 +78,13 @@ def test_full_dataset_validation_a_custom_reducer_a_callback_and_a_stop_request_
     info = dict(mnist_info(), experiment_config={"min_validation_period": {"batches": 2}})
     run(trial_main("full_dataset_trial:FullDatasetTrial"), run_dir, info, 2)
     found = records(run_dir)
-    assert [r["iteration"] for r in found if r["kind"] == "interval"] == [2, 4]
-    assert found[-1]["kind"] == "epoch" and found[-1]["iteration"] == 4    # stopped: validated and checkpointed
+    # stopped after batch 4, which its period had just validated: no second validation before the checkpoint
+    assert [(r["kind"], r["iteration"]) for r in found] == [("epoch", 2), ("epoch", 4)]
     assert all(r["validated"] == 16 and r["ranks_agree"] == 1 and 0 <= r["validation_error"] <= 1 and "note" not in r
                for r in found)
-    assert [r["train_samples_seen"] for r in found if r["kind"] == "interval"] == [16, 16]   # 2 batches of 8
+    assert [r["train_samples_seen"] for r in found] == [16, 16]   # 2 batches of 8
     state = final_state(run_dir)
-    assert state["global_iter"] == 4 and state["hooks"]["determined"]["callbacks"] == {"validation_log": {"validations": 3}}
+    assert state["global_iter"] == 4 and state["hooks"]["determined"]["callbacks"] == {"validation_log": {"validations": 2}}
     logged = [json.loads(line) for line in (run_dir / "tensorboard" / "scalars.jsonl").read_text().splitlines()]
     assert [s["value"] for s in logged] == [r["validation_error"] for r in found]
 

@@ -7,8 +7,11 @@ opts.json, the Determined form, there; it is left alone), or in local mode (no c
 runs/. A run resumes from its folder's newest checkpoint by itself, so `latest_checkpoint` needs no value.
 
 Mapping: an epoch is `records_per_epoch` (else the training set) over the global batch; `max_length` Epoch(n)
-trains n epochs, Batch(n) stops after n batches; `validation_period` Batch(k) validates every k batches of an
-epoch (the validation set once through) and every epoch's end validates too; `checkpoint_period` Batch(k) /
+trains n epochs, Batch(n) stops after n batches; `validation_period` Batch(k) validates (the validation set once
+through, a full test pass record) after every k-th batch of training, counted from the trial's first batch as
+Determined counts them, and every epoch's end validates too, once at a step both give (no AnyExp interval
+points: the record points are the loop's full test passes, loop_hook.py); a sweep's adaptive ASHA rungs are
+validated too (`rung_batches`); `checkpoint_period` Batch(k) /
 Epoch(k) checkpoints every k batches / epochs (and every epoch's end by default). Exit: 0 when done; a stop
 signal (SIGTERM) checkpoints and the process exits 75, a failure exits 1, as any playground run.
 """
@@ -47,6 +50,8 @@ class TrialSession:
     full_dataset: bool
     evaluate_takes_index: bool
     max_batches: int | None
+    validation_batches: int | None = None   # validation_period Batch(k): a full validation every k batches
+    rung_batches: frozenset[int] = frozenset()     # and one after each of these (the sweep's ASHA rungs)
     initial_validation: bool = False
     under_runner: bool = False      # started by the runner, which writes the ranks' output to train.log
 
@@ -112,11 +117,26 @@ def _prepared_session(trial: Any, context: Any, max_length: TrainUnit | None, va
                            validation_loader=validation, full_dataset=full_dataset,
                            evaluate_takes_index=takes_batch_index(trial), max_batches=None,
                            under_runner=bool(cluster))
+    session.rung_batches = rung_batches(cluster, _global_batch(context))
     run_dir = _run_dir(cluster, context)
     context.run_dir = run_dir
     layers, session.max_batches = _opts_layers(session, context, cluster, max_length, validation_period,
                                                checkpoint_period, test_mode, train_shuffle)
     return session, _prepare(layers, run_dir)
+
+
+def rung_batches(cluster: dict, global_batch: int) -> frozenset[int]:
+    """The batches after which a sweep's adaptive ASHA ranks this trial (cluster info `rungs`, in max_length's
+    unit): validated there, as Determined 0.2x's searcher operations ended at them, so a trial is ranked at its
+    rungs whatever its validation period. A rung in records is the first batch reaching it; rungs in epochs are
+    epoch ends, validated anyway; without a searcher max_length (0.38's time_metric) the period alone rules."""
+    length, rungs = cluster.get("max_length"), cluster.get("rungs") or []
+    unit = next(iter(length)) if isinstance(length, dict) and len(length) == 1 else None
+    if unit == "batches":
+        return frozenset(rungs)
+    if unit == "records":
+        return frozenset(math.ceil(rung / global_batch) for rung in rungs)
+    return frozenset()
 
 
 def _global_batch(context: Any) -> int:
@@ -164,11 +184,9 @@ def _opts_layers(session: TrialSession, context: Any, cluster: dict, max_length:
         epochs, max_batches = max_length.value, None
     else:
         epochs, max_batches = math.ceil(max_length.value / epoch_batches), max_length.value
-    per_test, test_iter = epoch_batches + 1, 0          # validation at epoch ends only
     val_batch = _batch_size(session.validation_data) if session.validation_data is not None else batch
     if isinstance(validation_period, Batch) and session.validation_data is not None:
-        per_test = validation_period.value
-        test_iter = math.ceil(len(session.validation_data.dataset) / (val_batch * dist.size))
+        session.validation_batches = validation_period.value      # loop_hook.py validates at these
     output = {"ckpt_save_best": False, "progress": "log"}
     if isinstance(checkpoint_period, Batch):
         output["ckpt_every_n_iters"] = checkpoint_period.value
@@ -182,8 +200,8 @@ def _opts_layers(session: TrialSession, context: Any, cluster: dict, max_length:
                   "hooks_py": [HOOK]},
         "model_param": {"seed": context.get_trial_seed(), "base_learning_rate": 0.1},
         "epoch_iter": {"num_train_sample_per_epoch": records, "num_test_sample": 0, "num_epochs": epochs,
-                       "num_train_iteration_per_test": per_test, "batch_per_device": batch,
-                       "num_test_iter": test_iter, "test_batch_per_device": val_batch},
+                       "num_train_iteration_per_test": epoch_batches + 1, "batch_per_device": batch,
+                       "num_test_iter": 0, "test_batch_per_device": val_batch},
         "distributed": {"num_shards": dist.cross_size, "num_gpus": dist.local_size if cuda else 0,
                         "first_gpu_id": 0, "num_cpus": dist.local_size},
         "output": output,

@@ -23,7 +23,7 @@ from playground.sweeps.inputs.spec import SweepSpec
 
 def trial_command(spec: SweepSpec, sets: dict[str, Any], run_dir: str, rungs: list[int] | None = None) -> list[str]:
     """`rungs`: adaptive ASHA's lengths for this trial, passed to a Determined experiment's trial (Core API
-    searcher operations end at them)."""
+    searcher operations end at them; the Trial API validates at them)."""
     if spec.experiment:   # the sweep retries failed trials itself (max_restarts), so the run does not
         command = [*(spec.trial_program or [sys.executable, "-m", "playground", "run"]), spec.experiment,
                    "--max-restarts", "0"]

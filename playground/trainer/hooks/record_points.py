@@ -1,9 +1,11 @@
 """Record points: every num_train_iteration_per_test (N) iterations, and at each epoch end when something is left
 to measure. Interval points come after 0-based iterations N-1, 2N-1, ... of each epoch, each closing N
 iterations; with epoch_iter.record_points_at "caffe2", after iterations 0, N, 2N, ... as the original's
-`epoch_iter % num_train_iteration_per_test == 0` (its first point measures one iteration). A point runs the test batches (num_test_iter of them; the full test pass at an epoch end), reduces
-the meters over ranks, computes throughput from the interval timer, lets every hook add to the record
-(`after_record`), then appends it to metrics.jsonl."""
+`epoch_iter % num_train_iteration_per_test == 0` (its first point measures one iteration). A point runs the
+test batches (num_test_iter of them; the full test pass at an epoch end), reduces the meters over ranks,
+computes throughput from the interval timer, lets every hook add to the record (`after_record`), then appends
+it to metrics.jsonl. A full test pass is never made twice at one iteration: an epoch whose last iteration
+already had one (a Determined trial's validation period, loop_hook.py) ends without another."""
 from __future__ import annotations
 
 from playground.distribution import collectives as dist_utils
@@ -23,8 +25,16 @@ class RecordPoints(Hook):
             self.record(epoch, epoch_iter + 1, "interval")
 
     def after_epoch(self, epoch: int) -> None:
+        if self.full_pass_is_current():
+            return
         if self.trainer.hooks.get("interval_timer").iters or self.has_test():
             self.record(epoch, self.trainer.epoch_iterations, "epoch")
+
+    def full_pass_is_current(self) -> bool:
+        """Whether the last record is a full test pass made after the current iteration (nothing trained since)."""
+        records = self.trainer.book.records
+        return bool(records) and records[-1].get("kind") == "epoch" and \
+            records[-1].get("iteration") == self.trainer.global_iter
 
     def after_train(self) -> None:
         if self.trainer.opts["epoch_iter"]["num_epochs"] == 0 and self.has_test():
