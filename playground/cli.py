@@ -100,9 +100,18 @@ def exit_command(code: int) -> NoReturn:
     sys.exit(code)
 
 
+def own_process() -> None:
+    """This process is a playground command's, from its entry point to its end (not a caller's that runs main()
+    in-process): its stop signals are kept while it starts (held_stop.hold), and a run that does not compile may
+    skip importing torch's compiler (launch/deferred_dynamo.py)."""
+    from playground.launch import deferred_dynamo
+    held_stop.hold()
+    deferred_dynamo.permit()
+
+
 def console_main() -> NoReturn:
     """The `playground` console script."""
-    held_stop.hold()
+    own_process()
     exit_command(main())
 
 

@@ -13,7 +13,8 @@ DistributedDataParallel, which reads the compiler's settings): it stands in only
 pays off in a process of one rank; spawned ranks are forked from a server that imported the real module once
 (processes/supervisor.py RANK_PRELOAD). A function disabled while it stood in stays plain (never marked
 not-to-compile): compiling a region that calls such a function (an optimizer's own methods) may then trace it. A run
-that compiles says so in its opts, and then nothing stands in.
+that compiles says so in its opts, and then nothing stands in. Only in a process that is playground's own
+(`permit()`: the command's entry points, a Determined trial process the runner started), never in yours.
 
 Tested against this torch (setup.cfg pins it): tests/playground/launch/test_deferred_dynamo.py trains with and without
 the stand-in to bitwise equal checkpoints, and checks that a run with no compile never imports the real module.
@@ -24,9 +25,8 @@ import importlib
 import sys
 import types
 
-import torch
-
 NAME = "torch._dynamo"
+_permitted = False
 
 
 class _StandIn(types.ModuleType):
@@ -42,13 +42,27 @@ class _StandIn(types.ModuleType):
     trace_rules = types.SimpleNamespace(clear_lru_cache=lambda: None)
 
     def __getattr__(self, name: str):
+        # A module's dunders are asked for by whoever walks sys.modules (inspect.getmodule, hasattr(m, "__file__")),
+        # in the middle of other imports: the stand-in has none. Only __path__ means a submodule is being imported.
+        if name.startswith("__") and name.endswith("__") and name != "__path__":
+            raise AttributeError(name)
         return getattr(_real(), name)
 
 
+def permit() -> None:
+    """This process is playground's own (a command's entry point, a trial process the runner started): install()
+    may stand in. In a process of yours that calls playground (a notebook, the API) it never does."""
+    global _permitted
+    _permitted = True
+
+
 def install() -> bool:
-    """Stand in for torch._dynamo unless it is imported already; whether it now stands in."""
+    """Stand in for torch._dynamo where permitted, unless it is imported already; whether it now stands in."""
     if NAME in sys.modules:
         return isinstance(sys.modules[NAME], _StandIn)
+    if not _permitted:
+        return False
+    import torch
     stand_in = _StandIn(NAME, __doc__)
     sys.modules[NAME] = stand_in
     torch._dynamo = stand_in
@@ -62,6 +76,7 @@ def standing_in() -> bool:
 def _real() -> types.ModuleType:
     """The real torch._dynamo, imported now in the stand-in's place."""
     if standing_in():
+        import torch
         del sys.modules[NAME]
         del torch._dynamo
     return importlib.import_module(NAME)

@@ -37,6 +37,8 @@ def test_a_run_that_does_not_compile_never_imports_torch_dynamo_and_trains_as_on
 STAND_IN = """
 import sys, torch
 from playground.launch import deferred_dynamo
+assert not deferred_dynamo.install()                     # not playground's own process: nothing stands in
+deferred_dynamo.permit()
 assert deferred_dynamo.install()
 net = torch.nn.Linear(3, 2)
 for optimizer in (torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9), torch.optim.AdamW(net.parameters())):
@@ -56,3 +58,22 @@ def test_the_stand_in_answers_an_optimizers_calls_and_becomes_the_real_module_on
     done = subprocess.run([sys.executable, "-c", STAND_IN], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.splitlines() == ["standing in True False", "real True True True True", "again False"]
+
+
+WALKED = """
+import inspect, sys, torch
+from playground.launch import deferred_dynamo
+deferred_dynamo.permit()
+assert deferred_dynamo.install()
+inspect.getmodule(inspect.currentframe())                # walks sys.modules asking each for __file__
+import torch.distributed.tensor                          # whose import did that and once met a half-imported module
+print(deferred_dynamo.standing_in())
+import torch._dynamo.utils                               # a submodule: the real package, then its module
+print(deferred_dynamo.standing_in(), torch._dynamo.utils.get_optimize_ddp_mode())
+"""
+
+
+def test_walking_sys_modules_leaves_the_stand_in_and_importing_a_submodule_gets_the_real_package():
+    done = subprocess.run([sys.executable, "-c", WALKED], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["True", "False", "ddp_optimizer"], done.stdout
