@@ -74,7 +74,8 @@ def final_state(run_dir) -> dict:
 
 @pytest.mark.parametrize("slots", [1, 2])
 def test_a_run_killed_whole_then_run_again_ends_bitwise_equal_to_an_uninterrupted_run(tmp_path, slots):
-    command, context, info = resumable(tmp_path, slots, pause=0.4)
+    command, context, info = resumable(tmp_path, slots)
+    slowed, _, _ = resumable(tmp_path, slots, pause=0.4)   # the killed session only: time to kill it mid-run
     whole = tmp_path / "uninterrupted"
     code, output = run(command, context, whole, info, slots=slots)
     assert code == EXIT_DONE, output
@@ -83,7 +84,7 @@ def test_a_run_killed_whole_then_run_again_ends_bitwise_equal_to_an_uninterrupte
     assert [r["epochs"] for r in records(whole, "epoch")] == [1, 2, 3, 4]     # the op's length: max_length
 
     killed = tmp_path / "killed"
-    process = start(command, context, killed, info, slots=slots)
+    process = start(slowed, context, killed, info, slots=slots)
     try:
         wait_for(lambda: checkpoint_entries(killed), process, "a first checkpoint")
         kill_group(process)                          # runner and ranks at once: nothing can clean up
