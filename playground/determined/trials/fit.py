@@ -28,7 +28,6 @@ from torch.utils.data import DataLoader as TorchLoader, RandomSampler
 from playground.determined.cluster_file import read_cluster_file
 from playground.determined.trials.trial import Batch, Epoch, TrainUnit, evaluates_full_dataset, takes_batch_index
 from playground.determined.trials.data_loader import DataLoader
-from playground.options.layers import OptsError
 from playground.processes.exit_codes import EXIT_DONE, EXIT_STOPPED, EXIT_USAGE, UserError
 
 LOOP, SLOTS = "playground.determined.trials.loop", "playground.determined.trials.components"
