@@ -17,11 +17,11 @@ from tests.conftest import REPO
 from tests.determined.ranks import records, run, trial_main
 
 EXAMPLES = REPO / "experiments" / "determined_mnist"
-EPOCH_BATCHES = 1438 // 32          # the digits' training set in global batches of 32
+EPOCH_BATCHES = 1438 // 16          # the digits' training set in global batches of 16
 ADAPTIVE = textwrap.dedent("""\
     name: mnist_mid_epoch_asha
     hyperparameters:
-      global_batch_size: 32
+      global_batch_size: 16
       learning_rate: {type: categorical, vals: [0.0, 1.0]}   # 0.0 never learns: it loses at its first rung
       n_filters1: 4
       n_filters2: 4
@@ -32,12 +32,12 @@ ADAPTIVE = textwrap.dedent("""\
       metric: validation_loss
       smaller_is_better: true
       max_trials: 4
-      max_length: {batches: 40}
+      max_length: {batches: 80}      # rungs 20, 40, 80: a stopped trial has 40-60 batches left to be stopped in
       divisor: 2
       max_rungs: 3
       mode: aggressive
       max_concurrent_trials: 1
-    min_validation_period: {batches: 5}
+    min_validation_period: {batches: 10}
     entrypoint: model_def:MNistTrial
     """)
 
@@ -57,17 +57,17 @@ def test_adaptive_asha_stops_a_trial_api_trial_at_a_rung_inside_its_first_epoch(
     assert trials[0].params["learning_rate"] == 1.0 and len(never_learns) == 2      # the seeded sampler's order
     assert all(t in pruned for t in never_learns), [(t.number, t.params, t.state.name) for t in trials]
     state = json.loads((folder / "searcher.json").read_text())
-    assert 40 < EPOCH_BATCHES     # every rung (10, 20, 40 batches) lies inside the first epoch
+    assert 80 < EPOCH_BATCHES     # every rung (20, 40, 80 batches) lies inside the first epoch
     for trial in pruned:
         name = f"t{trial.number:04d}"
         validations = [json.loads(line) for line in open(folder / "trials" / name / "metrics.jsonl")]
         steps = [r["iteration"] for r in validations]
-        assert steps == list(range(5, steps[-1] + 1, 5)) and steps[-1] < EPOCH_BATCHES   # stopped mid-epoch
+        assert steps == list(range(10, steps[-1] + 1, 10)) and steps[-1] < EPOCH_BATCHES   # stopped mid-epoch
         assert all(r["kind"] == "epoch" and r["epochs"] == r["iteration"] / EPOCH_BATCHES for r in validations)
         rung = state["trial_rung"][name]
         ranked = [entry[0] for entry in state["rungs"][state["trial_bracket"][name]][rung]]
         assert name in ranked and rung < 2 and name in state["finished"]       # ranked, and stopped, below the top
-        assert [10, 20][rung] * 32 in trial.intermediate_values          # reported at the rung's batch, in samples
+        assert [20, 40][rung] * 16 in trial.intermediate_values          # reported at the rung's batch, in samples
 
 
 def test_a_trial_validates_at_its_period_counted_across_epochs_at_its_rungs_and_at_epoch_ends(tmp_path):
