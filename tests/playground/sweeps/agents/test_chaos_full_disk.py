@@ -41,22 +41,27 @@ with open(sys.argv[1], "ab") as handle:
 
 
 class SmallDisk:
-    """A 4 MiB tmpfs at `inner`, mounted in a user and mount namespace held open by a sleeping process; processes
+    """A 4 MiB tmpfs at `inner`, mounted in a user and mount namespace held open by a waiting process; processes
     started by `command` run in that namespace (nsenter), and the test reaches the files at `seen`
-    (/proc/HOLDER/root/...). Unmounted when the holder dies."""
+    (/proc/HOLDER/root/...). Unmounted when the holder and every process started in it have ended."""
 
     def __init__(self, inner: Path) -> None:
         inner.mkdir(parents=True)
         self.inner = inner
+        # the holder says when the tmpfs is mounted, then reads its stdin until that closes: it ends with this
+        # test, even with a test killed
         self.holder = subprocess.Popen(["unshare", "-rm", "sh", "-c", 'mount -t tmpfs -o size=4m tmpfs "$1" && '
-                                        'touch "$1/.mounted" && exec sleep 100000', "sh", str(inner)],
-                                       stderr=subprocess.PIPE, text=True)
+                                        'touch "$1/.mounted" && echo mounted && read -r _', "sh", str(inner)],
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       text=True)
         self.seen = Path(f"/proc/{self.holder.pid}/root") / inner.relative_to("/")
-        deadline = time.monotonic() + HANG
-        while not (self.seen / ".mounted").exists():
-            if self.holder.poll() is not None or time.monotonic() > deadline:
-                raise OSError(f"no tmpfs in a namespace: {self.holder.stderr.read().strip()}")
-            time.sleep(0.02)
+        if self.holder.stdout.readline() != "mounted\n":      # it ended without: say why
+            why = self.holder.stderr.read().strip()
+            self.close()
+            raise OSError(f"unshare -rm cannot mount a tmpfs here: {why}")
+        if not (self.seen / ".mounted").is_file():
+            self.close()
+            raise OSError(f"the tmpfs is not reachable at {self.seen}")
 
     def command(self, args: list[str]) -> list[str]:
         return ["nsenter", "-t", str(self.holder.pid), "-U", "-m", "--preserve-credentials", *args]
@@ -73,8 +78,9 @@ class SmallDisk:
         return filler
 
     def close(self) -> None:
-        self.holder.kill()
-        self.holder.wait()
+        self.holder.stdin.close()
+        self.holder.wait(timeout=HANG)
+        self.holder.stdout.close()
         self.holder.stderr.close()
 
 
@@ -85,7 +91,7 @@ def _skip_reason(tmp_path: Path) -> str | None:
     try:
         disk = SmallDisk(tmp_path / "probe")
     except OSError as err:
-        return f"unshare -rm cannot mount a tmpfs here: {err}"
+        return str(err)
     try:
         done = subprocess.run(disk.command(["sh", "-c", f'test -f "{disk.inner}/.mounted"']), capture_output=True,
                               text=True)
@@ -101,20 +107,28 @@ def test_four_agents_through_kills_a_torn_journal_and_a_full_disk_end_exactly_at
     if reason:
         pytest.skip(reason)
     _contract(base_file, contract_epoch_seconds=0.2)
-    spec = write_spec({"name": "tpe", "max_trials": BUDGET, "seed": 0}, {**CONTINUOUS, "epoch_iter.num_epochs": EPOCHS},
+    spec = write_spec({"name": "tpe", "max_trials": BUDGET, "seed": 0},
+                      {**CONTINUOUS, "epoch_iter.num_epochs": EPOCHS},
                       agents={"heartbeat_seconds": 0.5, "grace_seconds": 30}, max_restarts=50)
     disk = SmallDisk(tmp_path / "sweep")
+    started: dict[subprocess.Popen, Path] = {}     # every process the test starts in the namespace, and its output
     try:
-        _chaos(disk, spec, base_file, tmp_path)
+        _chaos(disk, spec, base_file, tmp_path, started)
     finally:
+        for process in started:                     # after a failure: no agent outlives the test
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        # the tmpfs goes with its namespace: a copy of the sweep folder stays for a post-mortem
+        shutil.copytree(disk.seen, tmp_path / "sweep-copy", symlinks=True, ignore=shutil.ignore_patterns("filler"))
         disk.close()
 
 
-def _chaos(disk: SmallDisk, spec: Path, base_file: Path, tmp_path: Path) -> None:
+def _chaos(disk: SmallDisk, spec: Path, base_file: Path, tmp_path: Path,
+           started: dict[subprocess.Popen, Path]) -> None:
     sweep, logs = disk.seen, tmp_path / "logs"
     logs.mkdir()
     rng = random.Random(25)
-    started: dict[subprocess.Popen, Path] = {}     # every process and its output
 
     def start(command: list[str]) -> subprocess.Popen:
         log = logs / f"{len(started)}.log"
@@ -131,19 +145,28 @@ def _chaos(disk: SmallDisk, spec: Path, base_file: Path, tmp_path: Path) -> None
     def every_log() -> str:
         return "\n".join(f"--- {log.name}\n{log.read_text()[-2000:]}" for log in started.values())
 
-    def wait_for(condition, what: str) -> None:
+    def wait_for(condition, what: str, *processes: subprocess.Popen) -> None:
+        """Until `condition()`; fails when one of `processes` ended first."""
         deadline = time.monotonic() + HANG
         while not condition():
             assert time.monotonic() < deadline, f"timed out waiting for {what}\n{every_log()}"
+            assert all(p.poll() is None for p in processes), f"a process ended before {what}\n{every_log()}"
             time.sleep(0.05)
 
     def kill_a_trial() -> None:
-        wait_for(lambda: _running_trial_pids(sweep, disk.inner), "a trial run")
-        os.kill(rng.choice(_running_trial_pids(sweep, disk.inner)), signal.SIGKILL)
+        """SIGKILL a running trial run: one is waited for, and one that ended just before is no kill."""
+        while True:
+            wait_for(lambda: _running_trial_pids(sweep, disk.inner), "a trial run", *agents)
+            try:
+                os.kill(rng.choice(_running_trial_pids(sweep, disk.inner) or [0]), signal.SIGKILL)
+                return
+            except ProcessLookupError:
+                continue
 
-    def kill_a_host(agents: list[subprocess.Popen]) -> None:
-        victim = rng.randrange(len(agents))
-        os.killpg(agents[victim].pid, signal.SIGKILL)          # the agent and every trial run it started
+    def kill_a_host() -> None:
+        """SIGKILL the agent and every trial run it started (its process group); a new agent takes its place."""
+        victim = rng.choice([i for i, a in enumerate(agents) if a.poll() is None])
+        os.killpg(agents[victim].pid, signal.SIGKILL)
         agents[victim].wait()
         agents[victim] = agent()
 
@@ -155,7 +178,7 @@ def _chaos(disk: SmallDisk, spec: Path, base_file: Path, tmp_path: Path) -> None
     agents = [agent() for _ in range(AGENTS)]
 
     # kills: a trial run, a host, a trial run, each at a random moment once a trial runs
-    for kill in (kill_a_trial, lambda: kill_a_host(agents), kill_a_trial):
+    for kill in (kill_a_trial, kill_a_host, kill_a_trial):
         kill()
         time.sleep(rng.uniform(0.2, 1.0))
 
@@ -165,7 +188,7 @@ def _chaos(disk: SmallDisk, spec: Path, base_file: Path, tmp_path: Path) -> None
     writer = subprocess.run([sys.executable, "-c", KILLED_WRITER, str(journal)], cwd=REPO, timeout=HANG)
     assert writer.returncode == -signal.SIGKILL and not journal.read_bytes().endswith(b"\n")
     wait_for(lambda: any("ended in a record cut short" in log.read_text() for log in started.values()),
-             "the torn line cut")
+             "the torn line cut", *agents)
     assert len(journal.read_bytes().splitlines()) > complete_before
 
     # the disk fills up while trials run: the agents that hit it exit 1, one line naming it
@@ -183,7 +206,7 @@ def _chaos(disk: SmallDisk, spec: Path, base_file: Path, tmp_path: Path) -> None
     # space again: four agents continue the sweep, one more host and trial killed on the way
     agents = [agent() for _ in range(AGENTS)]
     kill_a_trial()
-    kill_a_host(agents)
+    kill_a_host()
     assert [_finish(a, started[a]) for a in agents] == [0] * AGENTS, every_log()
 
     states = _states(sweep)
