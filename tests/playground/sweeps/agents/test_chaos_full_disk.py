@@ -157,16 +157,22 @@ def _chaos(disk: SmallDisk, spec: Path, base_file: Path, tmp_path: Path,
         """SIGKILL a running trial run: one is waited for, and one that ended just before is no kill."""
         while True:
             wait_for(lambda: _running_trial_pids(sweep, disk.inner), "a trial run", *agents)
+            running = _running_trial_pids(sweep, disk.inner)
             try:
-                os.kill(rng.choice(_running_trial_pids(sweep, disk.inner) or [0]), signal.SIGKILL)
-                return
+                if running:
+                    os.kill(rng.choice(running), signal.SIGKILL)
+                    return
             except ProcessLookupError:
-                continue
+                pass
 
-    def kill_a_host() -> None:
-        """SIGKILL the agent and every trial run it started (its process group); a new agent takes its place."""
+    def kill_an_agent(host: bool = False) -> None:
+        """SIGKILL an agent, its trial runs left to stop on their own (SIGTERM as their parent dies), or with
+        `host` its whole process group, trial runs and all; a new agent takes its place."""
         victim = rng.choice([i for i, a in enumerate(agents) if a.poll() is None])
-        os.killpg(agents[victim].pid, signal.SIGKILL)
+        if host:
+            os.killpg(agents[victim].pid, signal.SIGKILL)
+        else:
+            os.kill(agents[victim].pid, signal.SIGKILL)
         agents[victim].wait()
         agents[victim] = agent()
 
@@ -177,8 +183,8 @@ def _chaos(disk: SmallDisk, spec: Path, base_file: Path, tmp_path: Path,
     (sweep / "control" / "PAUSE").unlink()
     agents = [agent() for _ in range(AGENTS)]
 
-    # kills: a trial run, a host, a trial run, each at a random moment once a trial runs
-    for kill in (kill_a_trial, kill_a_host, kill_a_trial):
+    # kills at random moments: a trial run (once one runs), an agent, a whole host, a trial run
+    for kill in (kill_a_trial, kill_an_agent, lambda: kill_an_agent(host=True), kill_a_trial):
         kill()
         time.sleep(rng.uniform(0.2, 1.0))
 
@@ -203,10 +209,10 @@ def _chaos(disk: SmallDisk, spec: Path, base_file: Path, tmp_path: Path,
         assert "No space left on device" in failed[0] and failed[0].endswith("Exit code 1."), text
     filler.unlink()
 
-    # space again: four agents continue the sweep, one more host and trial killed on the way
+    # space again: four agents continue the sweep, one more trial run and host killed on the way
     agents = [agent() for _ in range(AGENTS)]
     kill_a_trial()
-    kill_a_host()
+    kill_an_agent(host=True)
     assert [_finish(a, started[a]) for a in agents] == [0] * AGENTS, every_log()
 
     states = _states(sweep)
