@@ -6,7 +6,6 @@ sweep ends with exactly its budget, every point distinct, every trial bitwise eq
 from __future__ import annotations
 
 import errno
-import json
 import os
 import random
 import shutil
@@ -19,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import HANG, REPO
-from tests.playground.sweeps.agents.test_agent import _contract, _finish, _states
+from tests.playground.sweeps.agents.test_agent import _contract, _finish, _states, _wait_for
 from tests.playground.sweeps.agents.test_chaos import _assert_bitwise_equal_to_uninterrupted_runs, _running_trial_pids
 from tests.playground.sweeps.agents.test_distinct_proposals import CONTINUOUS, _points
 
@@ -146,12 +145,7 @@ def _chaos(disk: SmallDisk, spec: Path, base_file: Path, tmp_path: Path,
         return "\n".join(f"--- {log.name}\n{log.read_text()[-2000:]}" for log in started.values())
 
     def wait_for(condition, what: str, *processes: subprocess.Popen) -> None:
-        """Until `condition()`; fails when one of `processes` ended first."""
-        deadline = time.monotonic() + HANG
-        while not condition():
-            assert time.monotonic() < deadline, f"timed out waiting for {what}\n{every_log()}"
-            assert all(p.poll() is None for p in processes), f"a process ended before {what}\n{every_log()}"
-            time.sleep(0.05)
+        _wait_for(condition, what, *processes, story=every_log)
 
     def kill_a_trial() -> None:
         """SIGKILL a running trial run: one is waited for, and one that ended just before is no kill."""
