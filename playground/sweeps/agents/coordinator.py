@@ -160,11 +160,16 @@ class Coordinator:
                       set(trial.intermediate_values), trial.user_attrs.get("warm_start"), attempt)
 
     def _complete_params(self, trial: Any) -> dict[str, Any]:
-        """Sample (or take from the enqueued point) the params an asker killed midway did not store; the sets."""
+        """Sample (or take from the enqueued point) the params an asker killed midway did not store; the sets.
+        Another agent adopting the same orphan may have stored them since this one looked (it then runs the trial,
+        perhaps to its end): read again under the ask lock, so only the first adopter writes the study."""
         with self._ask_lock():     # checked against the other agents' points like an ask
+            stored = storage_of(self.study).get_trial(storage_trial_id(trial)).user_attrs.get("sets")
+            if stored is not None:
+                return stored      # the same sets for both: claim-<n> (O_EXCL) decides which of them runs it
             params = suggest_params(self.study, storage_trial_id(trial), self.dists)
-        sets = trial_sets(self.spec.space, params)
-        storage_of(self.study).set_trial_user_attr(storage_trial_id(trial), "sets", sets)
+            sets = trial_sets(self.spec.space, params)
+            storage_of(self.study).set_trial_user_attr(storage_trial_id(trial), "sets", sets)
         return sets
 
     def trials(self) -> list[str]:

@@ -119,8 +119,10 @@ def run() -> int:
 def _count_attempt(run_dir: str) -> int:
     path = os.path.join(run_dir, "contract_attempts")
     count = int(open(path).read()) + 1 if os.path.isfile(path) else 1
-    with _open(path, "w") as handle:
+    with _open(path + ".tmp", "w") as handle:   # replaced whole: a kill or a full disk midway never empties it
         handle.write(str(count))
+    fence.check(os.path.basename(path))
+    os.replace(path + ".tmp", path)
     return count
 
 

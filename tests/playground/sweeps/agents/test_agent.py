@@ -32,12 +32,12 @@ def _start(args: list[str], host: str, log: Path) -> subprocess.Popen:
                                 stderr=subprocess.STDOUT, start_new_session=True)
 
 
-def _wait_for(condition, what: str, *processes: subprocess.Popen) -> None:
-    """Until `condition()`; fails when one of `processes` ended first."""
+def _wait_for(condition, what: str, *processes: subprocess.Popen, story=lambda: "") -> None:
+    """Until `condition()`; fails when one of `processes` ended first, adding `story()` (their output, say)."""
     deadline = time.monotonic() + HANG
     while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        assert all(p.poll() is None for p in processes), f"a process ended before {what}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}\n{story()}"
+        assert all(p.poll() is None for p in processes), f"a process ended before {what}\n{story()}"
         time.sleep(0.05)
 
 

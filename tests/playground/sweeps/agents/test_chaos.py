@@ -1,6 +1,8 @@
 """Chaos: four agent processes on one seeded TPE sweep while agents (whole process groups) and single trial runs
 are SIGKILLed at random moments; the sweep still ends with exactly its budget of trials, every parameter point
-distinct. Real `sweep agent` processes and the contract trial program."""
+distinct, and every trial's final checkpoint and results bitwise equal to its parameters run once, uninterrupted.
+Real `sweep agent` processes and the contract trial program. The same with a torn journal and a full disk on the
+way: test_chaos_full_disk.py."""
 from __future__ import annotations
 
 import json
@@ -14,27 +16,51 @@ from pathlib import Path
 import pytest
 
 from playground.restarts.attempts import read_attempts
+from tests.conftest import HANG
 from tests.playground.sweeps.agents.test_agent import _contract, _finish, _initialise, _start, _states
 from tests.playground.sweeps.agents.test_distinct_proposals import CONTINUOUS, _points
+from tests.playground.sweeps.conftest import CONTRACT_TRIAL
 
 BUDGET, AGENTS, KILLS = 16, 4, 10
 DISCRETE = {"model_param.base_learning_rate": {"type": "categorical", "vals": [0.001, 0.01, 0.1, 0.3, 1.0]},
             "model_param.weight_decay": {"type": "categorical", "vals": [0.0, 0.001, 0.002, 0.003]}}  # 20 points
 
 
-def _running_trial_pids(sweep: Path) -> list[int]:
-    """The pids of this sweep's trial runs that are alive: each attempt's start line names its child's pid."""
+def _running_trial_pids(sweep: Path, inner: Path | None = None) -> list[int]:
+    """The pids of this sweep's trial runs that are alive: each attempt's start line names its child's pid.
+    `inner`: the sweep folder's path as its agents see it, where that differs from `sweep` (a mount namespace)."""
     pids = []
     for run_dir in (sweep / "trials").glob("*"):
         for entry in read_attempts(str(run_dir)):
             pid = entry.get("child_pid")
+            named = str((inner or sweep) / "trials" / run_dir.name).encode()
             try:
                 with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                    if str(run_dir).encode() in handle.read():   # ours, still running (pids are reused)
+                    if named in handle.read():                  # ours, still running (pids are reused)
                         pids.append(pid)
             except (OSError, TypeError):
                 pass
     return pids
+
+
+def _assert_bitwise_equal_to_uninterrupted_runs(sweep: Path, base_file: Path, reference: Path) -> None:
+    """Each trial's final checkpoint.json, metrics.jsonl and results.json equal bitwise to those of the contract
+    trial program run once, uninterrupted, on the trial's parameters (as its trial.json records them) in a fresh
+    folder under `reference`: no epoch lost, repeated or resumed from another trial's checkpoint."""
+    runs = {}
+    for run_dir in sorted((sweep / "trials").iterdir()):
+        params = json.loads((run_dir / "trial.json").read_text())["params"]
+        sets = [arg for key, value in params.items() for arg in ("--set", f"{key}={json.dumps(value)}")]
+        runs[run_dir] = subprocess.Popen(   # all at once, and no time spent per epoch: the outcome is the same
+            [*CONTRACT_TRIAL, "--parameters-file", str(base_file), *sets,
+             "--set", "model_param.contract_epoch_seconds=0", "--run-dir", str(reference / run_dir.name)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    for run_dir, run in runs.items():
+        assert run.wait(timeout=HANG) == 0, run.stderr.read()
+        run.stderr.close()
+        for name in ("checkpoint.json", "metrics.jsonl", "results.json"):
+            ours, theirs = (run_dir / name).read_bytes(), (reference / run_dir.name / name).read_bytes()
+            assert ours == theirs, f"{run_dir.name}/{name} differs from its uninterrupted run"
 
 
 @pytest.mark.slow
@@ -80,3 +106,4 @@ def test_four_agents_killed_at_random_run_exactly_the_budget_with_every_point_di
     for run_dir in (sweep / "trials").iterdir():
         epochs = [json.loads(line)["epoch"] for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
         assert epochs == [e for e in range(4) for _ in ("interval", "epoch")], run_dir.name
+    _assert_bitwise_equal_to_uninterrupted_runs(sweep, base_file, tmp_path / "reference")
