@@ -196,11 +196,16 @@ def _chaos(disk: SmallDisk, spec: Path, base_file: Path, tmp_path: Path,
     assert list(_states(sweep).values()).count("COMPLETE") < BUDGET     # the sweep is still under way
     filler = disk.fill()
     wait_for(lambda: all(a.poll() is not None for a in agents), "every agent's end on the full disk")
-    assert [a.returncode for a in agents] == [1] * AGENTS, every_log()
-    for text in (started[a].read_text() for a in agents):
-        failed = [line for line in text.splitlines() if line.startswith("sweep failed:")]
-        assert "Traceback" not in text and len(failed) == 1, text
-        assert "No space left on device" in failed[0] and failed[0].endswith("Exit code 1."), text
+    # an agent that found nothing left to claim (the last trials running elsewhere) may end with 0 before the
+    # disk bites; every other one hits it
+    codes = [a.returncode for a in agents]
+    assert set(codes) <= {0, 1} and codes.count(1) >= 1, every_log()
+    for ended in agents:
+        text = started[ended].read_text()
+        # one line: a slot's (runner.py) or, when the agent's own write hit the disk first, the command's
+        failed = [line for line in text.splitlines() if line.startswith(("sweep failed:", "playground sweep: failed:"))]
+        assert "Traceback" not in text and len(failed) == ended.returncode, text
+        assert all("No space left on device" in line and line.endswith("Exit code 1.") for line in failed), text
     filler.unlink()
 
     # space again: four agents continue the sweep, one more trial run and host killed on the way
