@@ -18,14 +18,14 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m playground.commands.demo
 
-# one pytest-xdist worker per core (TEST_WORKERS=0: in this process); tests sharing one of our session or module
-# fixtures stay on one worker (tests/conftest.py groups them), the others are spread one by one; then the tests
-# marked serial (a real Slurm, network namespaces) alone, where no other test's load shifts their timing, each
-# named in the log with its outcome and its time
-TEST_WORKERS ?= auto
+# pytest-xdist workers, two per core by default (TEST_WORKERS=0: in this process): many tests wait on real
+# processes, signals, leases and time limits, and a second worker per core fills those waits. Tests sharing one of
+# our session or module fixtures stay on one worker (tests/conftest.py groups them); the tests marked serial (a real
+# Slurm, network namespaces) run one after the other on one worker, and the summary names each with its outcome
+# and time; the other tests are spread one by one.
+TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(2 * len(os.sched_getaffinity(0)))')
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not serial"
-	$(BIN)/python -m pytest -p no:xdist -m serial -v --durations=0
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 clean:
 	rm -rf $(VENV) runs demo-data .pytest_cache *.egg-info

@@ -87,20 +87,54 @@ def two_hosts():
     yield from _started(TwoHosts, skip_reason, "the network namespaces could not be made")
 
 
+# session fixtures that every worker can use at once (made once under a file lock, read by all): their tests need not
+# share a worker (tests/playground/conftest.py)
+WORKER_SHARED = {("tests.playground.conftest", "uninterrupted")}
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (`make test`: --dist loadgroup), the tests that share one of our session- or module-scoped
     fixtures run on one worker, so it is made once (the reference runs of the resume tests, a PostgreSQL server, a
-    module's trained runs); the other tests are spread one by one. Without xdist this does nothing."""
+    module's trained runs); the tests marked serial (a real Slurm, network namespaces) run one after the other on one
+    worker; the other tests are spread one by one. Without xdist this does nothing."""
     if not config.pluginmanager.hasplugin("xdist"):
         return
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
         if info is None or item.get_closest_marker("xdist_group"):
             continue
+        if item.get_closest_marker("serial"):     # one after the other on one worker: one Slurm, one pair of hosts
+            item.add_marker(pytest.mark.xdist_group("serial"))
+            continue
         shared = sorted((defs[-1].scope == "module", name) for name, defs in info.name2fixturedefs.items()
                         if defs and defs[-1].scope in ("session", "package", "module")
-                        and getattr(defs[-1].func, "__module__", "").startswith("tests."))
+                        and getattr(defs[-1].func, "__module__", "").startswith("tests.")
+                        and (defs[-1].func.__module__, name) not in WORKER_SHARED)
         if shared:      # by the session fixture; else every test of the module that has a module fixture together
             by_module, name = shared[0]
             item.add_marker(pytest.mark.xdist_group(item.module.__name__ if by_module else name))
+
+
+_SERIAL: dict[str, list] = {}   # node id -> [seconds of setup, call and teardown, outcome]
+
+
+def pytest_runtest_logreport(report):
+    """Keep the outcome and time of each test marked serial (in the controller too, under xdist)."""
+    if "serial" not in report.keywords:
+        return
+    entry = _SERIAL.setdefault(report.nodeid, [0.0, "PASSED"])
+    entry[0] += report.duration
+    if report.when == "call" and hasattr(report, "wasxfail"):
+        entry[1] = "XFAIL" if report.skipped else "XPASS"
+    elif report.outcome != "passed":
+        entry[1] = f"{report.outcome.upper()} (in {report.when})" if report.when != "call" else report.outcome.upper()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The serial tests (a real Slurm, network namespaces) by name with outcome and time: CI's log shows they ran."""
+    if not _SERIAL:
+        return
+    terminalreporter.section("serial tests: a real Slurm, network namespaces")
+    for nodeid, (seconds, outcome) in _SERIAL.items():
+        terminalreporter.write_line(f"{outcome:8} {seconds:7.1f} s  {nodeid}")

@@ -82,6 +82,15 @@ class RunFolder:
         self.env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=str(tmp_path), **(env or {}))
         self.sessions = 0
 
+    @classmethod
+    def existing(cls, tmp_path: Path, name: str) -> "RunFolder":
+        """The folder another process made and ran one session in: nothing is written (it may be read now)."""
+        folder = cls.__new__(cls)
+        folder.dir, folder.opts_path = tmp_path / name, tmp_path / f"{name}.json"
+        folder.env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=str(tmp_path))
+        folder.sessions = 1
+        return folder
+
     def start(self, *extra: str, env: dict | None = None, preexec_fn=None) -> subprocess.Popen:
         """Start a session in its own process group (so the whole group can be signalled); `env` adds to the
         folder's environment for this session only; `preexec_fn` runs in the child before the command."""
