@@ -20,12 +20,13 @@ demo: $(STAMP)
 
 # pytest-xdist workers, two per core by default (TEST_WORKERS=0: in this process): many tests wait on real
 # processes, signals, leases and time limits, and a second worker per core fills those waits. Tests sharing one of
-# our session or module fixtures stay on one worker (tests/conftest.py groups them); the tests marked serial (a real
-# Slurm, network namespaces) run one after the other on one worker, and the summary names each with its outcome
-# and time; the other tests are spread one by one.
+# our session or module fixtures stay on one worker (tests/conftest.py groups them), the others are spread one by
+# one; then the tests marked serial (a real Slurm, network namespaces) alone: under the other tests' load Slurm
+# killed job steps (exit 137) that pass alone. The summary names each serial test with its outcome and time.
 TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(2 * len(os.sched_getaffinity(0)))')
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not serial"
+	$(BIN)/python -m pytest -p no:xdist -m serial
 
 clean:
 	rm -rf $(VENV) runs demo-data .pytest_cache *.egg-info
