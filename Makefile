@@ -18,12 +18,12 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m playground.commands.demo
 
-# pytest-xdist workers, two per core by default (TEST_WORKERS=0: in this process): many tests wait on real
-# processes, signals, leases and time limits, and a second worker per core fills those waits. Tests sharing one of
+# one pytest-xdist worker per core (TEST_WORKERS=0: in this process; two per core measured no faster once the
+# serial tests run alone: 741 s against 734 s, benchmarks/README.md). Tests sharing one of
 # our session or module fixtures stay on one worker (tests/conftest.py groups them), the others are spread one by
 # one; then the tests marked serial (a real Slurm, network namespaces) alone: under the other tests' load Slurm
 # killed job steps (exit 137) that pass alone. The summary names each serial test with its outcome and time.
-TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(2 * len(os.sched_getaffinity(0)))')
+TEST_WORKERS ?= auto
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not serial"
 	$(BIN)/python -m pytest -p no:xdist -m serial
