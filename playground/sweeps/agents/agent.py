@@ -74,6 +74,7 @@ class Agent:
         self.limits = trial_timeouts(spec.raw)
         self.stopped: dict[str, str] = {}     # trial id -> why its last attempt was stopped as hung (trial.json)
         self.tickets: dict[int, Ticket] = {}     # the trial each slot works on, until it ended or was released
+        self._waited_on: set[str] = set()        # other agents' trials this agent said it stays for
 
     def halted(self) -> bool:
         """Stop claiming: the sweep is stopping, or paused (control/PAUSE)."""
@@ -91,6 +92,14 @@ class Agent:
             if isinstance(err, StorageUnavailable):
                 raise
             raise SlotFailed(slot, ticket.trial_id if ticket else None, self.folder, err) from err
+
+    def _note_waiting(self) -> None:
+        """Once per trial: this agent stays, with nothing of its own to run, while another agent runs it."""
+        new = [t for t in self.coordinator.elsewhere if t not in self._waited_on]
+        if new:
+            self._waited_on.update(new)
+            _note(f"nothing left to start; staying while another agent runs {', '.join(new)}, "
+                  "to take it over should that agent die")
 
     def _abandon(self, slot: int, ticket: Ticket | None) -> None:
         """After a failure: this slot's run stopped after a checkpoint, its trial released for the next agent."""
@@ -110,6 +119,7 @@ class Agent:
             if ticket is None:
                 return
             if ticket == WAIT:
+                self._note_waiting()
                 time.sleep(POLL_SECONDS)
                 continue
             self.tickets[slot] = ticket

@@ -21,7 +21,7 @@ from typing import Any, Iterator
 from playground.outputs.atomic_files import write_json
 from playground.restarts.fence import Fence, claim_path, highest_claim, read_claim
 from playground.sweeps.agents.heartbeat import AgentId
-from playground.sweeps.agents.lease import EXPIRED, RELEASED_STATES, UNDECIDED, Leases
+from playground.sweeps.agents.lease import EXPIRED, RELEASED_STATES, Leases
 from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder, file_stamp
 from playground.sweeps.inputs.spec import DEFAULT_GRACE_SECONDS, SweepSpec
@@ -56,6 +56,7 @@ class Coordinator:
         self.leases = Leases(folder.control, self.me, grace)
         self.lock = threading.Lock()
         self.owned: dict[int, str] = {}   # optuna trial id -> trial id, for trials this process runs
+        self.elsewhere: list[str] = []    # RUNNING trials of other agents, whose leases hold (at the last claim)
         self.dists = distributions(spec.space, grid=spec.searcher_name == "grid")
         # no point twice, whatever other agents and earlier runs asked (search/distinct.py)
         study.sampler = distinct_sampler(study, lambda seed: make_sampler({**spec.searcher, "seed": seed}),
@@ -83,28 +84,34 @@ class Coordinator:
 
     # -- handing out trials -------------------------------------------------------------------------
     def claim(self) -> Ticket | str | None:
-        """The next trial for a free slot, WAIT, or None when the budget is spent and nothing is left to adopt."""
+        """The next trial for a free slot, WAIT, or None when the budget is spent and nothing is left to adopt.
+
+        With the budget spent, an agent stays (WAIT) while another agent's trial runs: should that agent die, its
+        trial is adopted here once the lease expires, rather than left RUNNING with no agent left to take it.
+        `elsewhere` then names those trials.
+        """
         from optuna.trial import TrialState
         with self.lock:
-            undecided = False
+            elsewhere = []
             for trial in self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
                 if not self.adopt or storage_trial_id(trial) in self.owned:
                     continue
                 verdict, attempt = self._lease(trial)
                 if verdict == EXPIRED:
                     return self._ticket(trial, adopted=True, attempt=attempt)
-                undecided = undecided or verdict == UNDECIDED
+                elsewhere.append(trial_id_of(trial))
+            self.elsewhere = elsewhere
             with self._ask_lock():
                 trials = self.study.get_trials(deepcopy=False)
                 in_budget = self.tally.update(trials).counted
                 waiting = self.tally.waiting    # planned, or extra (sweep continue)
                 if not waiting and (in_budget >= self.budget() or self.study.sampler.exhausted(trials)):
-                    return WAIT if undecided else None
+                    return WAIT if elsewhere else None
                 bracket = None
                 if self.asha is not None and not any(t.user_attrs.get("extra") for t in waiting):
                     bracket = self.asha.next_bracket()
                     if bracket is None:
-                        return WAIT if self.owned or undecided else None
+                        return WAIT if self.owned or elsewhere else None
                 trial = self.study.ask(fixed_distributions=self.dists)
                 # who asked, first: until its first claim file exists this names the trial's holder
                 storage_of(self.study).set_trial_user_attr(storage_trial_id(trial), "agent", self.me.record())

@@ -1,7 +1,8 @@
 """A sweep on two real network hosts (tests/separate_hosts.py: namespaces with their own host names): one agent on
-each, host a's processes all killed at once. Host b cannot look up a pid on another host, so it adopts host a's
-trial only once the lease's grace period has passed since a's last heartbeat, and the trial ends bitwise equal to
-the same sweep run undisturbed on one host."""
+each. Host a's trial is held still until host b has finished its own trial and has nothing left to start; b stays
+for a's trial. Then host a's processes are all killed at once. Host b cannot look up a pid on another host, so it
+adopts host a's trial only once the lease's grace period has passed since a's last heartbeat, and the trial ends
+bitwise equal to the same sweep run undisturbed on one host."""
 from __future__ import annotations
 
 import json
@@ -33,6 +34,24 @@ def _agent_on(hosts, host: str, sweep: Path, log: Path) -> subprocess.Popen:
                                 stdin=subprocess.DEVNULL, start_new_session=True)
 
 
+def _tree(root: int) -> list[int]:
+    """`root` and every process descended from it (read from /proc)."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    tree, grown = {root}, True
+    while grown:
+        more = {pid for pid, parent in parents.items() if parent in tree} - tree
+        tree |= more
+        grown = bool(more)
+    return sorted(tree)
+
+
 def test_an_agent_on_another_host_adopts_a_dead_hosts_trial_after_the_grace_and_it_ends_bitwise_equal(
         two_hosts, write_spec, base_file, tmp_path):
     _contract(base_file, contract_epoch_seconds=0.3)
@@ -51,6 +70,13 @@ def test_an_agent_on_another_host_adopts_a_dead_hosts_trial_after_the_grace_and_
     _wait_for(lambda: (run_dirs[1] / "claim-1").is_file(), "host b's claim", a, b)
     victim = run_dirs[0]
     _wait_for(lambda: (victim / "checkpoint.json").is_file(), "a checkpoint of host a's trial", a, b)
+    trial_a = [e["child_pid"] for e in read_attempts(str(victim)) if "child_pid" in e][0]
+    held = _tree(trial_a)
+    for pid in held:                                    # a's trial holds still; a's agent keeps beating
+        os.kill(pid, signal.SIGSTOP)
+    _wait_for(lambda: "staying while another agent runs t0000" in logs["b"].read_text(),
+              "host b to finish its trial and stay for host a's", a, b)
+    assert _states(sweep)["t0001"] == "COMPLETE"
     os.killpg(a.pid, signal.SIGKILL)                    # host a dies: its agent and its trial, no goodbye
     a.wait()
     killed_at = time.time()
