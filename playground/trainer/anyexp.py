@@ -234,6 +234,11 @@ class AnyExp(TrainerState):
     def fun_per_iter_aftRunNetAftTest(self, epoch: int, epoch_iter: int) -> None:
         pass
 
+    def validates_at_epoch_end(self, epoch: int) -> bool:
+        """Whether the end of `epoch` makes a full test pass (an override may say no: the epoch's record then holds
+        its training metrics only, kind "interval")."""
+        return True
+
     def checkpoint(self, epoch: int) -> None:
         """Save the run's full state after `epoch` (0-based) according to the policy, as checkpoint epoch+1."""
         if self.should_stop:     # no epoch follows: the run's final state is saved as after its last epoch

@@ -70,18 +70,20 @@ def test_adaptive_asha_stops_a_trial_api_trial_at_a_rung_inside_its_first_epoch(
         assert [20, 40][rung] * 16 in trial.intermediate_values          # reported at the rung's batch, in samples
 
 
-def test_a_trial_validates_at_its_period_counted_across_epochs_at_its_rungs_and_at_epoch_ends(tmp_path):
+def test_a_trial_validates_at_its_period_counted_across_epochs_at_its_rungs_and_at_the_end(tmp_path):
     """The tiny trial: epochs of 6 batches of 8, 9 batches in all; rungs at 2 and 3 batches; a period of 4."""
     info = dict(experiment_config={"min_validation_period": {"batches": 4}},
                 hparams={"global_batch_size": 8, "n_filters1": 4, "dropout": 0.25, "learning_rate": 1.0},
                 trial_id=1, experiment_id=1, max_length={"batches": 9}, rungs=[2, 3, 9])
     run(trial_main("mnist_trial:MNistTrial"), tmp_path / "run", info, 1)
     found = records(tmp_path / "run")
-    # rungs 2, 3; period 4, 8 (the 8th batch of the trial, not the 4th of epoch 2); epoch end 6; the end, 9
-    assert [(r["kind"], r["iteration"]) for r in found] == [("epoch", i) for i in (2, 3, 4, 6, 8, 9)]
-    # what the sweep's agent reads: each at its step, samples = batches x 8 (the searcher's unit for records)
+    # rungs 2, 3; period 4, 8 (the 8th batch of the trial, not the 4th of epoch 2); the end, 9; the epoch end
+    # at 6 is no validation (Determined's controller validates at its boundaries only): training metrics
+    assert [(r["kind"], r["iteration"]) for r in found] == [("epoch", 2), ("epoch", 3), ("epoch", 4),
+                                                            ("interval", 6), ("epoch", 8), ("epoch", 9)]
+    # what the sweep's agent reads: each validation at its step, samples = batches x 8 (the searcher's unit)
     assert [(r["iteration"], r["samples"]) for r in MetricsTail(str(tmp_path / "run")).new_epoch_records()] == [
-        (2, 16), (3, 24), (4, 32), (6, 48), (8, 64), (9, 72)]
+        (2, 16), (3, 24), (4, 32), (8, 64), (9, 72)]
 
 
 def test_rungs_in_records_are_the_first_batch_reaching_them_and_epoch_rungs_are_epoch_ends():

@@ -7,12 +7,14 @@ opts.json, the Determined form, there; it is left alone), or in local mode (no c
 runs/. A run resumes from its folder's newest checkpoint by itself, so `latest_checkpoint` needs no value.
 
 Mapping: an epoch is `records_per_epoch` (else the training set) over the global batch; `max_length` Epoch(n)
-trains n epochs, Batch(n) stops after n batches; `validation_period` Batch(k) validates (the validation set once
-through, a full test pass record) after every k-th batch of training, counted from the trial's first batch as
-Determined counts them, and every epoch's end validates too, once at a step both give (no AnyExp interval
-points: the record points are the loop's full test passes, loop_hook.py); a sweep's adaptive ASHA rungs are
-validated too (`rung_batches`); `checkpoint_period` Batch(k) /
-Epoch(k) checkpoints every k batches / epochs (and every epoch's end by default). Exit: 0 when done; a stop
+trains n epochs, Batch(n) stops after n batches. Validations (the validation set once through, a full test pass
+record) come where Determined's controller makes them: after every k-th batch of the trial for `validation_period`
+Batch(k) (counted from the trial's first batch, as Determined counts), at the end of every k-th epoch for
+Epoch(k), after the listed batches or epochs for a schedule (Batch([1, 5])), at a sweep's adaptive ASHA rungs
+(`rung_batches`), and once at the end of training unless the last batch was just validated; a stop the trial
+requests (`set_stop_requested`) ends with a checkpoint and no validation. Other epoch ends record the training
+metrics only (loop.py `validates_at_epoch_end`). `checkpoint_period` Batch(k) / Epoch(k) checkpoints every k
+batches / epochs (and every epoch's end, as any playground run). Exit: 0 when done; a stop
 signal (SIGTERM) checkpoints and the process exits 75, a failure exits 1, as any playground run.
 """
 from __future__ import annotations
@@ -49,8 +51,9 @@ class TrialSession:
     full_dataset: bool
     evaluate_takes_index: bool
     max_batches: int | None
-    validation_batches: int | None = None   # validation_period Batch(k): a full validation every k batches
+    validation_period: TrainUnit | None = None   # Batch / Epoch, a period or a schedule (None: at the end only)
     rung_batches: frozenset[int] = frozenset()     # and one after each of these (the sweep's ASHA rungs)
+    rung_epochs: frozenset[int] = frozenset()      # and at the end of each of these epochs (rungs in epochs)
     initial_validation: bool = False
     under_runner: bool = False      # started by the runner, which writes the ranks' output to train.log
 
@@ -110,6 +113,18 @@ def _prepared_session(trial: Any, context: Any, max_length: TrainUnit | None, va
     if max_length is None and not test_mode:
         raise TrialUsageError("fit(): max_length is required (pytorch.Epoch(n) or pytorch.Batch(n)) when the "
                               "experiment configuration gives no searcher length")
+    for what, unit in (("max_length", max_length), ("validation_period", validation_period),
+                       ("checkpoint_period", checkpoint_period)):
+        if unit is not None and not isinstance(unit, TrainUnit):
+            raise TrialUsageError(f"fit(): {what} must be pytorch.Batch(...) or pytorch.Epoch(...), got {unit!r}")
+    try:
+        if max_length is not None:
+            max_length.length()
+    except ValueError as err:
+        raise TrialUsageError(f"fit(): {err}") from None
+    if checkpoint_period is not None and not isinstance(checkpoint_period.value, int):
+        raise TrialUsageError(f"fit(): checkpoint_period {checkpoint_period!r}: a schedule of checkpoints is not "
+                              "supported; give a period (every n batches or epochs)")
     train, train_shuffle = _torch_loader(trial.build_training_data_loader(), "build_training_data_loader")
     validation, _ = _torch_loader(trial.build_validation_data_loader(), "build_validation_data_loader")
     session = TrialSession(trial=trial, context=context, train_data=train, validation_data=validation,
@@ -117,6 +132,7 @@ def _prepared_session(trial: Any, context: Any, max_length: TrainUnit | None, va
                            evaluate_takes_index=takes_batch_index(trial), max_batches=None,
                            under_runner=bool(cluster))
     session.rung_batches = rung_batches(cluster, _global_batch(context))
+    session.rung_epochs = rung_epochs(cluster)
     run_dir = _run_dir(cluster, context)
     context.run_dir = run_dir
     layers, session.max_batches = _opts_layers(session, context, cluster, max_length, validation_period,
@@ -128,13 +144,21 @@ def rung_batches(cluster: dict, global_batch: int) -> frozenset[int]:
     """The batches after which a sweep's adaptive ASHA ranks this trial (cluster info `rungs`, in max_length's
     unit): validated there, as Determined 0.2x's searcher operations ended at them, so a trial is ranked at its
     rungs whatever its validation period. A rung in records is the first batch reaching it; rungs in epochs are
-    epoch ends, validated anyway; without a searcher max_length (0.38's time_metric) the period alone rules."""
+    epoch ends (rung_epochs); without a searcher max_length (0.38's time_metric) the period alone rules."""
     length, rungs = cluster.get("max_length"), cluster.get("rungs") or []
     unit = next(iter(length)) if isinstance(length, dict) and len(length) == 1 else None
     if unit == "batches":
         return frozenset(rungs)
     if unit == "records":
         return frozenset(math.ceil(rung / global_batch) for rung in rungs)
+    return frozenset()
+
+
+def rung_epochs(cluster: dict) -> frozenset[int]:
+    """The epochs at whose end a sweep's adaptive ASHA ranks this trial (rungs of a max_length in epochs)."""
+    length = cluster.get("max_length")
+    if isinstance(length, dict) and list(length) == ["epochs"]:
+        return frozenset(cluster.get("rungs") or [])
     return frozenset()
 
 
@@ -180,17 +204,16 @@ def _opts_layers(session: TrialSession, context: Any, cluster: dict, max_length:
     if test_mode:
         epochs, max_batches = 1, 1
     elif isinstance(max_length, Epoch):
-        epochs, max_batches = max_length.value, None
+        epochs, max_batches = max_length.length(), None
     else:
-        epochs, max_batches = math.ceil(max_length.value / epoch_batches), max_length.value
+        epochs, max_batches = math.ceil(max_length.length() / epoch_batches), max_length.length()
     val_batch = _batch_size(session.validation_data) if session.validation_data is not None else batch
-    if isinstance(validation_period, Batch) and session.validation_data is not None:
-        session.validation_batches = validation_period.value      # loop_hook.py validates at these
+    if validation_period is not None and not validation_period.is_never() and session.validation_data is not None:
+        session.validation_period = validation_period      # loop_hook.py and loop.py validate at it
     output = {"ckpt_save_best": False, "progress": "log"}
-    if isinstance(checkpoint_period, Batch):
-        output["ckpt_every_n_iters"] = checkpoint_period.value
-    elif isinstance(checkpoint_period, Epoch):
-        output["ckpt_save_interval"] = checkpoint_period.value
+    if checkpoint_period is not None and not checkpoint_period.is_never():
+        every = max(1, checkpoint_period.value)     # below 1: Determined's every batch / epoch
+        output["ckpt_every_n_iters" if isinstance(checkpoint_period, Batch) else "ckpt_save_interval"] = every
     cuda = context.device.type == "cuda"
     opts = {
         "input": {"input_name_py": SLOTS, "shuffle_train": shuffle,

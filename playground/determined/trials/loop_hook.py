@@ -6,8 +6,9 @@
   `train_<name>` (Determined keeps training and validation metrics apart; one record holds both here), validation
   metrics under their own names. Each is the mean over batches and ranks (Determined's default reducer), or for
   validation what the trial's `evaluation_reducer()` says; `context.wrap_reducer` reducers are meters too.
-- Validations: with a validation period of k batches, a full test pass after every k-th batch of the trial
-  and at the sweep's ASHA rungs (`after_iter`), one record per validation, as at an epoch's end.
+- Validations: for a validation period in batches (Batch(k) or a schedule), a full test pass after those
+  batches of the trial, and at the sweep's ASHA rungs (`after_iter`), one record per validation; the epoch ends
+  that validate are loop.py's `validates_at_epoch_end`. Only a full test pass is a validation (`before_test`).
 - LR schedulers (context.wrap_lr_scheduler): stepped at epoch ends here (every batch: loop.py); their
   states are checkpointed.
 - Callbacks (the trial's build_callbacks(), callbacks.py): called at the matching stages, checkpointed by name.
@@ -22,6 +23,7 @@ from typing import Any
 from playground.trainer.hook import Hook
 from playground.determined.trials.callbacks import trial_callbacks
 from playground.determined.trials.reducers import CustomReducerMeter, ReducedMetric, Reducer
+from playground.determined.trials.trial import Batch
 
 
 class DeterminedHook(Hook):
@@ -84,14 +86,18 @@ class DeterminedHook(Hook):
             self._call("on_validation_end", validated)
 
     def after_iter(self, epoch: int, epoch_iter: int) -> None:
-        """Validation period Batch(k): after every k-th batch of the trial (and at the sweep's ASHA rungs) a full
-        test pass (kind "epoch"), the record every validation of a Determined run is (the sweep ranks on it at
-        its step); at an epoch's last batch it is the epoch's own record (record_points.py makes no second)."""
+        """Validation period Batch(k) or Batch([...]): after every k-th (or each listed) batch of the trial, and at
+        the sweep's ASHA rungs, a full test pass (kind "epoch"), the record every validation of a Determined run
+        is (the sweep ranks on it at its step); at an epoch's last batch it is the epoch's own record
+        (record_points.py makes no second)."""
         det, done = self.trainer.det, self.trainer.global_iter
-        if (det.validation_batches and done % det.validation_batches == 0) or done in det.rung_batches:
+        period = det.validation_period
+        if (isinstance(period, Batch) and period.should_stop(done)) or done in det.rung_batches:
             self.trainer.hooks.get("record_points").record(epoch, epoch_iter + 1, "epoch")
 
     def before_test(self, kind: str) -> None:
+        if kind != "epoch":      # an epoch end recording training metrics only: no validation
+            return
         self.eval_batches = 0
         self._call("on_validation_start")
         self._call("on_validation_epoch_start")

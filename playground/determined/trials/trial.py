@@ -9,6 +9,8 @@ classes that only have its methods, both run (fit.py).
 from __future__ import annotations
 
 import inspect
+import sys
+from collections.abc import Container
 from typing import Any
 
 
@@ -64,36 +66,61 @@ def takes_batch_index(trial: Any) -> bool:
 
 
 class TrainUnit:
-    """A training length or period: `Batch(n)` or `Epoch(n)` (0.38's pytorch.Batch / pytorch.Epoch)."""
+    """A training length or period: `Batch(n)` or `Epoch(n)` (0.38's pytorch.Batch / pytorch.Epoch).
+
+    As a period (validation, checkpoint) the value is a number n (every n-th batch or epoch; below 1: every one,
+    as Determined's `_divides`) or a collection of them, a schedule (`Batch([1, 5, 10])`: after those batches).
+    A length (max_length) is a positive whole number (`length()` says so)."""
 
     unit = ""
 
-    def __init__(self, value: int) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{type(self).__name__}({value!r}): the length must be a positive integer")
+    def __init__(self, value: int | Container[int]) -> None:
+        if isinstance(value, bool) or not (isinstance(value, int) or (
+                isinstance(value, Container) and not isinstance(value, (str, bytes)))):
+            raise ValueError(f"{type(self).__name__}({value!r}): a number of {self.unit} or a collection of them "
+                             "(a schedule)")
         self.value = value
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.value})"
+        return f"{type(self).__name__}({self.value!r})"
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.value == other.value
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__, self.value))
+        return hash((type(self).__name__, self.value if isinstance(self.value, int) else None))
+
+    def should_stop(self, step: int) -> bool:
+        """Whether the period ends after `step` (1-based) batches or epochs: n divides it (n < 1: always), or the
+        schedule holds it. Determined's name: its boundaries stop training there to validate or checkpoint."""
+        if isinstance(self.value, int):
+            return self.value < 1 or (step != 0 and step % self.value == 0)
+        return step in self.value
+
+    def is_never(self) -> bool:
+        """A period that never ends: a configuration's 0 (Determined reads `{batches: 0}` as sys.maxsize)."""
+        return isinstance(self.value, int) and self.value >= sys.maxsize
+
+    def length(self, what: str = "max_length") -> int:
+        """The value as a training length: a positive whole number, else ValueError naming `what`."""
+        if not isinstance(self.value, int) or self.value < 1:
+            raise ValueError(f"{what} {self!r}: a training length is a positive whole number of {self.unit}")
+        return self.value
 
     @staticmethod
     def from_config(length: Any, global_batch: int) -> "TrainUnit | None":
-        """A length as the experiment configuration writes it: {"batches"|"epochs"|"records": n} (or None)."""
+        """A length as the experiment configuration writes it: {"batches"|"epochs"|"records": n} (or None).
+        A value below 1 never ends (a period that never comes), as Determined's TrainUnit._from_values."""
         if not isinstance(length, dict) or len(length) != 1:
             return None
         (unit, value), = length.items()
+        value = int(value) if int(value) >= 1 else sys.maxsize
         if unit == "batches":
-            return Batch(int(value))
+            return Batch(value)
         if unit == "epochs":
-            return Epoch(int(value))
+            return Epoch(value)
         if unit == "records":
-            return Batch(max(1, int(value) // max(1, global_batch)))
+            return Batch(max(1, value // max(1, global_batch)))
         raise ValueError(f"a length in {unit!r}: use batches, records or epochs")
 
 

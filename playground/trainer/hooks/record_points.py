@@ -27,6 +27,10 @@ class RecordPoints(Hook):
     def after_epoch(self, epoch: int) -> None:
         if self.full_pass_is_current():
             return
+        if not self.trainer.validates_at_epoch_end(epoch):    # an override's choice: training metrics only
+            if self.trainer.hooks.get("interval_timer").iters:
+                self.record(epoch, self.trainer.epoch_iterations, "interval")
+            return
         if self.trainer.hooks.get("interval_timer").iters or self.has_test():
             self.record(epoch, self.trainer.epoch_iterations, "epoch")
 
