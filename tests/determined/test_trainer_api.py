@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from tests.conftest import HANG
-from tests.determined.ranks import ON_PATH, REPO, TRIALS, final_state, kill_and_rerun, records, run, trial_main
+from tests.determined.ranks import ON_PATH, REPO, TRIALS, final_state, kill_and_rerun, output, records, run, trial_main
 
 TRAIN = [sys.executable, "train.py", "--epochs", "2"]
 
@@ -61,3 +61,15 @@ def test_test_mode_trains_one_batch_then_validates_and_checkpoints(tmp_path):
     found = records(tmp_path / "run")
     assert found[-1]["kind"] == "epoch" and found[-1]["iteration"] == 1 and "validation_loss" in found[-1]
     assert final_state(tmp_path / "run")["global_iter"] == 1
+
+
+def test_a_script_shorter_than_the_searchers_max_time_trains_its_own_length_and_says_the_rungs_are_missed(tmp_path):
+    """0.38's time_metric: the script's fit(max_length) rules (2 epochs of 6 batches here); the searcher's max_time
+    (937 batches) and its rungs beyond 12 batches are never reached, which the trial says once."""
+    config = {"searcher": {"name": "adaptive_asha", "metric": "validation_loss", "time_metric": "batches",
+                           "max_time": 937}}
+    run(TRAIN, tmp_path / "run", dict(info(), experiment_config=config, rungs=[8, 58, 937]), 1)
+    assert max(r["iteration"] for r in records(tmp_path / "run")) == 12
+    said = output(tmp_path / "run")
+    assert said.count("playground: warning: this trial trains 12 batches") == 1, said
+    assert "adaptive ASHA's rungs at 58, 937 batches are never reached" in said, said

@@ -207,6 +207,9 @@ def _opts_layers(session: TrialSession, context: Any, cluster: dict, max_length:
         epochs, max_batches = max_length.length(), None
     else:
         epochs, max_batches = math.ceil(max_length.length() / epoch_batches), max_length.length()
+    if not test_mode and dist.rank == 0:
+        _warn_short_of_the_searcher(cluster, context, max_batches or epochs * epoch_batches, epoch_batches,
+                                    batch * dist.size)
     val_batch = _batch_size(session.validation_data) if session.validation_data is not None else batch
     if validation_period is not None and not validation_period.is_never() and session.validation_data is not None:
         session.validation_period = validation_period      # loop_hook.py and loop.py validate at it
@@ -229,6 +232,25 @@ def _opts_layers(session: TrialSession, context: Any, cluster: dict, max_length:
         "output": output,
     }
     return [("the Determined trial", opts)], max_batches
+
+
+def _warn_short_of_the_searcher(cluster: dict, context: Any, batches: int, epoch_batches: int,
+                                global_batch: int) -> None:
+    """0.38's time_metric: the trial trains for its own fit(max_length); when that ends before the searcher's
+    max_time, adaptive ASHA's later rungs are never reached and the trial completes unranked there, as on a
+    Determined cluster. Said once, on rank 0, because it is easy to cause by pointing a script at smaller data."""
+    searcher = _exp(context).get("searcher") or {}
+    unit, max_time = searcher.get("time_metric"), searcher.get("max_time")
+    if cluster.get("max_length") or unit not in ("batches", "records", "epochs") or not isinstance(max_time, int):
+        return
+    trained = {"batches": batches, "records": batches * global_batch, "epochs": batches / epoch_batches}[unit]
+    if trained >= max_time:
+        return
+    missed = [r for r in cluster.get("rungs") or [] if r > trained]
+    rungs = f"; adaptive ASHA's rungs at {', '.join(map(str, missed))} {unit} are never reached" if missed else ""
+    print(f"playground: warning: this trial trains {trained:g} {unit} (its fit(max_length), {epoch_batches} "
+          f"batches per epoch) but the searcher's max_time is {max_time} {unit}{rungs}: it ends there as "
+          "complete", file=sys.stderr, flush=True)
 
 
 def _exp(context: Any) -> dict:
