@@ -25,13 +25,26 @@ pytestmark = [pytest.mark.slow, pytest.mark.serial]   # alone, after the paralle
 EPOCHS, GRACE = 6, 4
 
 
-def _agent_on(hosts, host: str, sweep: Path, log: Path) -> subprocess.Popen:
+@pytest.fixture
+def started():
+    """The agents a test starts; their process groups (trials included, stopped ones too) are killed at its end,
+    passed or failed, so a failing test leaves nothing running."""
+    processes: list[subprocess.Popen] = []
+    yield processes
+    for process in processes:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def _agent_on(hosts, host: str, sweep: Path, log: Path, started: list) -> subprocess.Popen:
     """`sweep agent` on `host`, as its own process group, its host id the host's name (no PLAYGROUND_HOST_ID)."""
     env = {k: v for k, v in os.environ.items() if k != "PLAYGROUND_HOST_ID"}
     argv = [sys.executable, "-m", "playground", "sweep", "agent", str(sweep), "--workers", "1", "--quiet"]
     with open(log, "ab") as out:
-        return subprocess.Popen(hosts.command(host, argv), env=env, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        started.append(subprocess.Popen(hosts.command(host, argv), env=env, stdout=out, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, start_new_session=True))
+    return started[-1]
 
 
 def _tree(root: int) -> list[int]:
@@ -53,7 +66,7 @@ def _tree(root: int) -> list[int]:
 
 
 def test_an_agent_on_another_host_adopts_a_dead_hosts_trial_after_the_grace_and_it_ends_bitwise_equal(
-        two_hosts, write_spec, base_file, tmp_path):
+        two_hosts, write_spec, base_file, tmp_path, started):
     _contract(base_file, contract_epoch_seconds=0.3)
     space = {"model_param.base_learning_rate": {"type": "log", "minval": -3, "maxval": -1, "count": 2},
              "epoch_iter.num_epochs": EPOCHS}
@@ -63,9 +76,9 @@ def test_an_agent_on_another_host_adopts_a_dead_hosts_trial_after_the_grace_and_
     sweep = tmp_path / "sweep"
     _initialise(spec, sweep)
     logs = {host: tmp_path / f"{host}.log" for host in ("a", "b")}
-    a = _agent_on(two_hosts, "a", sweep, logs["a"])
+    a = _agent_on(two_hosts, "a", sweep, logs["a"], started)
     _wait_for(lambda: (sweep / "trials" / "t0000" / "claim-1").is_file(), "host a's claim", a)
-    b = _agent_on(two_hosts, "b", sweep, logs["b"])
+    b = _agent_on(two_hosts, "b", sweep, logs["b"], started)
     run_dirs = [sweep / "trials" / "t0000", sweep / "trials" / "t0001"]
     _wait_for(lambda: (run_dirs[1] / "claim-1").is_file(), "host b's claim", a, b)
     victim = run_dirs[0]
