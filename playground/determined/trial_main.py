@@ -69,6 +69,7 @@ def main(argv: list[str]) -> int:
             max_length=TrainUnit.from_config(cluster.get("max_length"), batch),
             validation_period=TrainUnit.from_config(config.get("min_validation_period"), batch),
             checkpoint_period=TrainUnit.from_config(config.get("min_checkpoint_period"), batch),
+            reporting_period=TrainUnit.from_config({"batches": config.get("scheduling_unit", 100)}, batch),
             test_mode=bool(cluster.get("test_mode")))
     return 0
 

@@ -2,6 +2,7 @@
 batch for a period Batch(k), at the end of every k-th epoch for Epoch(k), at the listed steps of a schedule, at a
 sweep's ASHA rungs, and once at the end of training; never at an epoch end merely because an epoch ended (those
 record the training metrics only, kind "interval"), and not before the checkpoint of a stop the trial requested.
+Training metrics are also recorded after every `scheduling_unit` batches (Trainer.fit's reporting_period).
 
 The tiny MNIST trial: epochs of 6 global batches of 8 (tests/determined/trials/mnist_trial.py)."""
 from __future__ import annotations
@@ -12,7 +13,7 @@ import pytest
 
 from playground.determined.trials.fit import rung_batches, rung_epochs
 from playground.determined.trials.trial import Batch, Epoch, TrainUnit
-from tests.determined.ranks import final_state, records, run, trial_main
+from tests.determined.ranks import final_state, kill_and_rerun, records, run, trial_main
 
 HPARAMS = {"global_batch_size": 8, "n_filters1": 4, "dropout": 0.25, "learning_rate": 1.0}
 
@@ -69,3 +70,16 @@ def test_a_stop_the_trial_requests_checkpoints_without_validating(tmp_path):
     run(trial_main("full_dataset_trial:FullDatasetTrial"), tmp_path / "run", info, 1)
     assert _kinds(tmp_path / "run") == [("epoch", 3), ("interval", 4)]
     assert final_state(tmp_path / "run")["global_iter"] == 4
+
+
+def test_training_metrics_every_scheduling_unit_batches_and_a_resume_after_sigkill_records_the_same(tmp_path):
+    """scheduling_unit 3 (Determined's REPORT boundary, counted from the trial's first batch), epochs of 6
+    batches, 13 batches, no validation period; killed after its batch-4 checkpoint and re-run: the same records."""
+    info = dict(experiment_config={"scheduling_unit": 3, "min_checkpoint_period": {"batches": 2}}, hparams=HPARAMS,
+                trial_id=1, experiment_id=1, max_length={"batches": 13})
+    run(trial_main("mnist_trial:MNistTrial"), tmp_path / "whole", info, 1)
+    # 3, 9: the period; 6, 12: epoch ends (also the period's: one record each); 13: the end, validated
+    assert _kinds(tmp_path / "whole") == [("interval", 3), ("interval", 6), ("interval", 9), ("interval", 12),
+                                          ("epoch", 13)]
+    assert all(r["train_loss"] > 0 for r in records(tmp_path / "whole")[:-1])
+    kill_and_rerun(trial_main("mnist_trial:MNistTrial"), tmp_path / "cut", info, 1, tmp_path / "whole")

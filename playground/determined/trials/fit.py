@@ -55,6 +55,7 @@ class TrialSession:
     rung_batches: frozenset[int] = frozenset()     # and one after each of these (the sweep's ASHA rungs)
     rung_epochs: frozenset[int] = frozenset()      # and at the end of each of these epochs (rungs in epochs)
     initial_validation: bool = False
+    reporting_period: TrainUnit | None = None   # training metrics after these batches (Determined's REPORT)
     under_runner: bool = False      # started by the runner, which writes the ranks' output to train.log
 
 
@@ -83,7 +84,8 @@ def _leave_train_log_to_the_runner(run_dir: str) -> None:
 
 def fit_trial(trial: Any, context: Any, max_length: TrainUnit | None = None,
               validation_period: TrainUnit | None = None, checkpoint_period: TrainUnit | None = None,
-              test_mode: bool = False, step_zero_validation: bool = False) -> None:
+              test_mode: bool = False, step_zero_validation: bool = False,
+              reporting_period: TrainUnit | None = Batch(100)) -> None:
     """Train `trial` to `max_length` (the cluster info's, when it gives one); returns when done, exits the
     process with 75 when stopped (after a checkpoint) or 1 when the run failed."""
     from playground.launch.spawn import launch
@@ -91,6 +93,7 @@ def fit_trial(trial: Any, context: Any, max_length: TrainUnit | None = None,
         session, prepared = _prepared_session(trial, context, max_length, validation_period, checkpoint_period,
                                               test_mode)
         session.initial_validation = step_zero_validation or bool(_exp(context).get("perform_initial_validation"))
+        session.reporting_period = _reporting_period(reporting_period)
     except UserError as err:   # before training: one line, exit 2, as for any run's unusable input
         print(f"playground: error: {err}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
@@ -138,6 +141,16 @@ def _prepared_session(trial: Any, context: Any, max_length: TrainUnit | None, va
     layers, session.max_batches = _opts_layers(session, context, cluster, max_length, validation_period,
                                                checkpoint_period, test_mode, train_shuffle)
     return session, _prepare(layers, run_dir)
+
+
+def _reporting_period(period: Any) -> TrainUnit | None:
+    """fit()'s reporting_period: Batch(k) or a schedule of batches, as Determined's REPORT boundary (it is
+    "always configured in batches"); anything else is a usage error."""
+    if period is None:
+        return None
+    if not isinstance(period, Batch):
+        raise TrialUsageError(f"fit(): reporting_period must be pytorch.Batch(...), got {period!r}")
+    return None if period.is_never() else period
 
 
 def rung_batches(cluster: dict, global_batch: int) -> frozenset[int]:

@@ -6,6 +6,8 @@
   `train_<name>` (Determined keeps training and validation metrics apart; one record holds both here), validation
   metrics under their own names. Each is the mean over batches and ranks (Determined's default reducer), or for
   validation what the trial's `evaluation_reducer()` says; `context.wrap_reducer` reducers are meters too.
+- Training metrics: after every `reporting_period` batches of the trial (Trainer.fit's, the configuration's
+  `scheduling_unit`: 100 by default) a record of the training metrics since the last record (kind "interval").
 - Validations: for a validation period in batches (Batch(k) or a schedule), a full test pass after those
   batches of the trial, and at the sweep's ASHA rungs (`after_iter`), one record per validation; the epoch ends
   that validate are loop.py's `validates_at_epoch_end`. Only a full test pass is a validation (`before_test`).
@@ -94,6 +96,11 @@ class DeterminedHook(Hook):
         period = det.validation_period
         if (isinstance(period, Batch) and period.should_stop(done)) or done in det.rung_batches:
             self.trainer.hooks.get("record_points").record(epoch, epoch_iter + 1, "epoch")
+        elif det.reporting_period is not None and det.reporting_period.should_stop(done) \
+                and epoch_iter + 1 < self.trainer.epoch_iterations:
+            # Determined's REPORT boundary: the training metrics since the last record (an epoch's last batch
+            # has the epoch end's record)
+            self.trainer.hooks.get("record_points").record(epoch, epoch_iter + 1, "interval")
 
     def before_test(self, kind: str) -> None:
         if kind != "epoch":      # an epoch end recording training metrics only: no validation

@@ -50,10 +50,11 @@ class Trainer:
             checkpoint_policy: str = "best", latest_checkpoint: str | None = None,
             step_zero_validation: bool = False, test_mode: bool = False, profiling_enabled: bool = False) -> None:
         """Train to `max_length` (the experiment's searcher length, when the cluster info gives one). Training
-        metrics are in every record of metrics.jsonl (`reporting_period` is not needed); the run resumes from its
-        run folder's newest checkpoint (`latest_checkpoint` is accepted, not needed); `step_zero_validation` (or
-        the configuration's perform_initial_validation) validates before the first batch."""
+        metrics are recorded after every `reporting_period` batches and with every validation; the run resumes
+        from its run folder's newest checkpoint (`latest_checkpoint` is accepted, not needed);
+        `step_zero_validation` (or the configuration's perform_initial_validation) validates before the first
+        batch."""
         from playground.determined.trials.fit import fit_trial
         fit_trial(self._trial, self._context, max_length=max_length, validation_period=validation_period,
                   checkpoint_period=checkpoint_period, test_mode=test_mode,
-                  step_zero_validation=step_zero_validation)
+                  step_zero_validation=step_zero_validation, reporting_period=reporting_period)
