@@ -195,6 +195,9 @@ with det.core.init() as core:
             if core.preempt.should_preempt():
                 raise SystemExit(0)
         op.report_completed(loss)
+    time.sleep(1.5)          # work after the last report (a final test pass, say): the top rung's stop finds it
+    if core.preempt.should_preempt():
+        raise SystemExit(0)
 '''
 
 
@@ -208,3 +211,7 @@ def test_a_core_api_search_through_the_runner_ends_with_exactly_max_trials(tmp_p
     assert main(["sweep", "run", str(path), "--sweep-dir", str(folder), "--quiet", "--workers", "3"]) == 0
     trials = open_sweep(str(folder))[2].get_trials()
     assert len(trials) == 6 and {t.state.name for t in trials} == {"COMPLETE", "PRUNED"}
+    # a trial ranked at the top rung trained the full length: complete, even though the stop found it still busy
+    for trial in trials:
+        last = json.loads((folder / "trials" / f"t{trial.number:04d}" / "metrics.jsonl").read_text().splitlines()[-1])
+        assert (trial.state.name == "COMPLETE") == (last["iteration"] == 16), (trial.number, trial.state, last)

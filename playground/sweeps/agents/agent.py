@@ -273,6 +273,10 @@ class Agent:
         run_dir = self.folder.trial_dir(ticket.trial_id)
         if code == EXIT_DONE or (code in (EXIT_STOPPED, -signal.SIGKILL) and pruned):   # SIGKILL: after the grace
             values = self.objective_values(run_dir)
+            if code != EXIT_DONE and values is not None and self.coordinator.reached_full_length(ticket):
+                # a script still busy after its last report (a Core API loop) got the stop at the top rung
+                return Outcome("complete", values, code, "done: the searcher's full length, ranked at its top "
+                               "rung (stopped there)", seconds)
             if code != EXIT_DONE:
                 return Outcome("pruned", values, code, "stopped by the searcher (checkpoint kept)", seconds)
             if values is None:

@@ -214,6 +214,11 @@ class Coordinator:
                 return stop
             return self.spec.searcher_name == "hyperband" and trial.should_prune()
 
+    def reached_full_length(self, ticket: Ticket) -> bool:
+        """Whether adaptive ASHA ranked the trial at its top rung: stopped there, it is done, not pruned."""
+        with self.lock:
+            return self.asha is not None and self.asha.reached_top(ticket.trial_id)
+
     def finish(self, ticket: Ticket, state: str, values: list[float] | None) -> None:
         """Tell the study how the trial ended: "complete" with values, "pruned", or "fail"."""
         from optuna.trial import TrialState

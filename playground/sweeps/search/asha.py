@@ -131,6 +131,12 @@ class AdaptiveAsha:
                 return True
         return False
 
+    def reached_top(self, trial: str) -> bool:
+        """Whether `trial` was ranked at its bracket's top rung: it trained the full max_time, and its stop there
+        means done (complete), not stopped early."""
+        index = self.trial_bracket.get(trial)
+        return index is not None and any(t == trial for t, _ in self.rungs[index][-1])
+
     def exited(self, trial: str, error: bool) -> None:
         """The trial ended on its own: done, or (error) failed, which ranks it last at its current rung."""
         if trial in self.finished or trial not in self.trial_bracket:
