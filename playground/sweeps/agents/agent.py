@@ -40,6 +40,7 @@ from playground.sweeps.inputs.trial_timeouts import trial_timeouts
 from playground.sweeps.search.retrying import StorageUnavailable
 
 POLL_SECONDS = 0.2
+STAY_SECONDS = 1.0    # between looks while only other agents' trials run (their leases are measured in grace)
 LOG_NAME = "sweep-trial.log"
 LEFT = ("interrupted", "paused", "resume", "retry")   # stopped without ending: stays RUNNING in the study
 
@@ -120,7 +121,7 @@ class Agent:
                 return
             if ticket == WAIT:
                 self._note_waiting()
-                time.sleep(POLL_SECONDS)
+                time.sleep(STAY_SECONDS if self.coordinator.elsewhere else POLL_SECONDS)
                 continue
             self.tickets[slot] = ticket
             if not self._take(ticket):   # another agent created that claim first
