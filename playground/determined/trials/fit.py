@@ -219,7 +219,8 @@ def _opts_layers(session: TrialSession, context: Any, cluster: dict, max_length:
     elif isinstance(max_length, Epoch):
         epochs, max_batches = max_length.length(), None
     else:
-        epochs, max_batches = math.ceil(max_length.length() / epoch_batches), max_length.length()
+        max_batches = max_length.length()
+        epochs = math.ceil(max_batches / epoch_batches)
     if not test_mode and dist.rank == 0:
         _warn_short_of_the_searcher(cluster, context, max_batches or epochs * epoch_batches, epoch_batches,
                                     batch * dist.size)

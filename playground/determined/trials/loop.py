@@ -86,9 +86,10 @@ def list_of_epoch_iters(self: Any) -> Iterable[int]:
 
 def validates_at_epoch_end(self: Any, epoch: int) -> bool:
     """Whether the end of `epoch` (0-based) validates, as Determined's controller decides: a validation period
-    Epoch(k) (or a schedule of epochs) that ends here, a sweep's ASHA rung in epochs, or the end of training (its last epoch, max_length in
-    batches reached inside the epoch); a stop the trial requested ends with a checkpoint only. Batch periods and
-    rungs validate in the determined hook; elsewhere an epoch end records the training metrics only."""
+    Epoch(k) (or a schedule of epochs) that ends here, a sweep's ASHA rung in epochs, or the end of training: its
+    last epoch (fit.py makes max_length in batches ceil(n / epoch) epochs), or max_length in batches reached inside
+    the epoch; a stop the trial requested ends with a checkpoint only. Batch periods and rungs validate in the
+    determined hook; elsewhere an epoch end records the training metrics only."""
     det = self.det
     if det.context.get_stop_requested():
         return False
@@ -96,8 +97,7 @@ def validates_at_epoch_end(self: Any, epoch: int) -> bool:
     if (isinstance(period, Epoch) and period.should_stop(epoch + 1)) or epoch + 1 in det.rung_epochs:
         return True
     ended_inside = self.global_iter < (epoch + 1) * self.epoch_iterations
-    return ended_inside or epoch + 1 >= self.opts["epoch_iter"]["num_epochs"] or (
-        det.max_batches is not None and self.global_iter >= det.max_batches)
+    return ended_inside or epoch + 1 >= self.opts["epoch_iter"]["num_epochs"]
 
 
 def run_training_net(self: Any) -> None:

@@ -101,10 +101,10 @@ class TrainUnit:
         """A period that never ends: a configuration's 0 (Determined reads `{batches: 0}` as sys.maxsize)."""
         return isinstance(self.value, int) and self.value >= sys.maxsize
 
-    def length(self, what: str = "max_length") -> int:
-        """The value as a training length: a positive whole number, else ValueError naming `what`."""
+    def length(self) -> int:
+        """The value as a training length (max_length): a positive whole number, else ValueError."""
         if not isinstance(self.value, int) or self.value < 1:
-            raise ValueError(f"{what} {self!r}: a training length is a positive whole number of {self.unit}")
+            raise ValueError(f"max_length {self!r}: a training length is a positive whole number of {self.unit}")
         return self.value
 
     @staticmethod
@@ -114,7 +114,8 @@ class TrainUnit:
         if not isinstance(length, dict) or len(length) != 1:
             return None
         (unit, value), = length.items()
-        value = int(value) if int(value) >= 1 else sys.maxsize
+        value = int(value)
+        value = value if value >= 1 else sys.maxsize
         if unit == "batches":
             return Batch(value)
         if unit == "epochs":
