@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -201,6 +202,8 @@ def main() -> int:
     parser.add_argument("--data", help="folder for the generated images and LMDB (kept; default: a temporary one)")
     parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda",
                         help="cpu: a smoke run of the three arms without a GPU (tiny --batch and --steps); no figures")
+    parser.add_argument("--arm-timeout", type=float, default=300,
+                        help="seconds an arm may take before it is stopped with its threads' stacks printed")
     parser.add_argument("--arm", choices=list(ARMS), help=argparse.SUPPRESS)
     parser.add_argument("--db", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -214,23 +217,33 @@ def main() -> int:
         return 0
     from data_pipeline import make_data
     folder = args.data or tempfile.mkdtemp(prefix="gpu-train-")
+    made = time.perf_counter()
     _, db = make_data(folder, args.images)
+    print(f"data: {args.images} JPEGs in an LMDB ready in {time.perf_counter() - made:.0f} s", flush=True)
     print(f"{torch.cuda.get_device_name() if args.device == 'cuda' else 'CPU smoke run'}, {os.cpu_count()} CPU cores, {args.workers} workers, batch {args.batch}, "
           f"{args.steps} timed steps, {'GPU' if args.gpu_decode else 'CPU'} JPEG decoding; load average "
           f"{os.getloadavg()[0]:.2f}")
     results = {}
     for arm in ("resident", "plain", "playground"):
+        begun = time.perf_counter()
         command = [sys.executable, os.path.abspath(__file__), "--arm", arm, "--db", db, "--batch", str(args.batch),
                    "--steps", str(args.steps), "--warmup", str(args.warmup), "--workers", str(args.workers),
                    "--imsize", str(args.imsize), "--depth", str(args.depth),
                    "--device", args.device]
-        done = subprocess.run(command + (["--gpu-decode"] if args.gpu_decode else []), capture_output=True, text=True,
-                              cwd=HERE)
-        if done.returncode != 0:
-            print(f"{arm} arm failed:\n{done.stderr[-4000:]}")
+        child = subprocess.Popen(command + (["--gpu-decode"] if args.gpu_decode else []), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, cwd=HERE, env=dict(os.environ, PYTHONFAULTHANDLER="1"))
+        try:
+            stdout, stderr = child.communicate(timeout=args.arm_timeout)
+        except subprocess.TimeoutExpired:      # a hang is a failure with every thread's stack, never a silent wait
+            child.send_signal(signal.SIGABRT)   # faulthandler prints the stacks, then the process ends
+            stdout, stderr = child.communicate()
+            print(f"{arm} arm still running after {args.arm_timeout:g} s; its stacks:\n{stderr[-8000:]}", flush=True)
             return 1
-        results[arm] = json.loads(done.stdout.strip().splitlines()[-1])
-        print(f"  {arm:10s} {results[arm]['images_per_s']:8.3g} images/s")
+        if child.returncode != 0:
+            print(f"{arm} arm failed:\n{stderr[-4000:]}", flush=True)
+            return 1
+        results[arm] = json.loads(stdout.strip().splitlines()[-1])
+        print(f"  {arm:10s} {results[arm]['images_per_s']:8.3g} images/s ({time.perf_counter() - begun:.0f} s)", flush=True)
     top = results["resident"]["images_per_s"]
     print(f"  playground / plain: {results['playground']['images_per_s'] / results['plain']['images_per_s']:.3f} "
           "(target >= 0.99)")

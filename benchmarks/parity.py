@@ -17,6 +17,10 @@ the optional `bench` extra: pip install -e '.[bench]'), the framework most users
 `--case features` trains both with bf16 autocast (`--precision fp16`: fp16 with a gradient scaler), gradient
 accumulation over 4 micro-batches, clipping by norm and an EMA of the weights (the hand-written loop doing each
 by hand); the final weights and the EMA weights must be bitwise equal (an iteration is then 4 batches).
+
+On CUDA every child uses deterministic kernels (torch.use_deterministic_algorithms, CUBLAS_WORKSPACE_CONFIG; the
+playground run through model_param.deterministic): without them two runs of the same loop already differ (seen on
+an H200 in fp32), and the bitwise comparison would say nothing about the loops.
 """
 from __future__ import annotations
 
@@ -41,7 +45,7 @@ PLAIN = {"precision": "fp32", "accum": 1, "clip": 0.0, "ema": 0.0}
 
 
 def config(args: argparse.Namespace) -> dict:
-    return {"seed": 5, "samples": args.samples, "batch": args.batch, "epochs": args.epochs, "lr": 0.05,
+    return {"seed": 5, "deterministic": args.device == "cuda", "samples": args.samples, "batch": args.batch, "epochs": args.epochs, "lr": 0.05,
             "momentum": 0.9, "weight_decay": 5e-4, "classes": 10, "shape": [3, 32, 32], "device": args.device,
             **(FEATURES if getattr(args, "case", "plain") == "features" else PLAIN),
             **({"precision": args.precision} if getattr(args, "case", "plain") == "features"
@@ -59,7 +63,7 @@ def playground_opts(c: dict) -> dict:
                         "max_concurrent_distributed_ops": None, "base_learning_rate": c["lr"],
                         "momentum": c["momentum"], "weight_decay": c["weight_decay"], "seed": c["seed"],
                         "precision": c["precision"], "grad_accum_steps": c["accum"], "grad_clip_norm": c["clip"],
-                        "ema_decay": c["ema"]},
+                        "ema_decay": c["ema"], "deterministic": c["deterministic"]},
         "epoch_iter": {"num_train_sample_per_epoch": c["samples"], "num_test_sample": 0, "num_epochs": c["epochs"],
                        "num_epochs_per_flow_schedule": 1, "num_train_iteration_per_test": 1_000_000,
                        "batch_per_device": c["batch"], "num_test_iter": 0},
@@ -77,6 +81,15 @@ def run_playground(c: dict, run_dir: str) -> tuple[dict, list[float]]:
     return result["weights"], result["epoch_times"]
 
 
+def deterministic_kernels(c: dict) -> None:
+    """What model_param.deterministic does in a playground rank, for the loops written by hand."""
+    import torch
+    if c["deterministic"]:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True)
+        torch.backends.cudnn.benchmark = False
+
+
 def run_plain(c: dict) -> tuple[dict, list[float]]:
     """The hand-written loop (with the features of `c` written out by hand)."""
     import contextlib
@@ -88,6 +101,7 @@ def run_plain(c: dict) -> tuple[dict, list[float]]:
     from components.inputs.synthetic_input import SyntheticDataset, make_split
     from parity_components import make_net
 
+    deterministic_kernels(c)
     random.seed(c["seed"])
     np.random.seed(c["seed"])
     torch.manual_seed(c["seed"])
@@ -203,7 +217,14 @@ def report(args: argparse.Namespace, c: dict, results: dict[str, list[dict]]) ->
     print(f"parity: {args.trials} trials x {args.epochs} epochs x {iterations} iterations, batch {args.batch}, "
           f"device {args.device}, case {args.case} ({c['precision']}), {os.cpu_count()} cores, "
           f"load average {load_averages()}")
-    print(f"  final weights bitwise equal ({', '.join(results)}): {'yes' if len(weights) == 1 else 'no'}")
+    if len(weights) == 1:
+        verdict = "yes"
+    elif any(len({r["weights"] for r in rs}) > 1 for rs in results.values()):
+        verdict = "no: trials of the same loop differ (the device's kernels are not deterministic)"
+    else:
+        groups = [" = ".join(k for k, rs in results.items() if rs[0]["weights"] == w) for w in sorted(weights)]
+        verdict = "no: " + "; ".join(groups) + " (each group ends with equal weights)"
+    print(f"  final weights bitwise equal ({', '.join(results)}): {verdict}")
     print(f"  median step time: plain {step['plain'] * 1e3:.2f} ms, playground {step['playground'] * 1e3:.2f} ms, "
           f"ratio {step['playground'] / step['plain']:.4f} (target <= 1.01)")
     print(f"  per-trial ratios (each pair back to back): {', '.join(f'{r:.4f}' for r in paired)}; "

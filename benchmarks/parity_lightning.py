@@ -27,9 +27,10 @@ def run_lightning(c: dict, run_dir: str) -> tuple[dict, list[float]]:
     from torch.utils.data import DataLoader, Sampler
 
     from components.inputs.synthetic_input import make_split
-    from parity import playground_opts
+    from parity import deterministic_kernels, playground_opts
     from parity_components import make_net
 
+    deterministic_kernels(c)
     random.seed(c["seed"])
     np.random.seed(c["seed"])
     torch.manual_seed(c["seed"])

@@ -36,10 +36,14 @@ def test_a_cuda_run_killed_and_resumed_ends_bitwise_equal_to_an_uninterrupted_on
     losses = [r["train_loss"] for r in reference.records() if r.get("train_loss") is not None]
     assert losses and all(loss == loss and abs(loss) < 1e4 for loss in losses), losses   # finite, trained
 
-    chaos = RunFolder(tmp_path, "chaos", cuda_opts(precision), env={"PLAYGROUND_TEST_ITER_SLEEP": "0.02"})
+    chaos = RunFolder(tmp_path, "chaos", cuda_opts(precision), env={"PLAYGROUND_TEST_ITER_SLEEP": "0.03"})
     process = chaos.start()
     assert chaos.wait_for_training(process, ranks=1), chaos.output()
-    time.sleep(0.4)
+    deadline = time.monotonic() + HANG
+    while chaos.progress() == 0.0:          # the kill lands after a checkpoint, whatever CUDA's start-up costs
+        assert process.poll() is None and time.monotonic() < deadline, chaos.output()
+        time.sleep(0.01)
+    time.sleep(0.05)
     pids = list(chaos.rank_pids().values())
     kill_group(process)
     process.wait(timeout=HANG)
