@@ -23,6 +23,10 @@ import time
 CPUS_PER_NODE = 2
 DAEMONS = ("munged", "slurmctld", "slurmd", "scontrol", "srun", "sbatch", "squeue", "scancel")
 START_TIMEOUT_S = 60
+# A job step's credential lives this long (Slurm's default 120 s), and a requeued job waits as long before it may
+# start again: slurmd refuses the job id until its revoked credential expires. A test that moved a requeued job's
+# StartTime to now instead launched it into that refusal about one time in four (RunTime 0, JobLaunchFailure).
+CRED_EXPIRE_S = 15
 
 
 def _binary(name: str) -> str | None:
@@ -99,7 +103,7 @@ class SlurmCluster:
         freezer = os.path.isdir("/sys/fs/cgroup/freezer")
         lines = [
             "ClusterName=playgroundtest", "SlurmctldHost=localhost", "SlurmUser=root", "SlurmdUser=root",
-            "AuthType=auth/munge", "CredType=cred/munge", f"AuthInfo=socket={self.munge_socket}",
+            "AuthType=auth/munge", "CredType=cred/munge", f"AuthInfo=socket={self.munge_socket},cred_expire={CRED_EXPIRE_S}",
             f"SlurmctldPort={controller_port}", f"SlurmdPort={node_ports[0]}",
             f"StateSaveLocation={self.path('state')}", f"SlurmdSpoolDir={self.path('spool', '%n')}",
             f"SlurmctldPidFile={self.path('slurmctld.pid')}", f"SlurmdPidFile={self.path('slurmd-%n.pid')}",
