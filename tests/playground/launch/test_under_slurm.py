@@ -226,6 +226,7 @@ def test_a_sweep_array_with_one_agent_cancelled_mid_trial_ends_complete_and_its_
     _, stderr = whole.communicate(timeout=300)
     assert whole.returncode == 0, stderr
     assert_same_training_state(last_checkpoint(trial), last_checkpoint(tmp_path / "whole"))
+    assert_same_records(RunFolder.existing(trial.parent, trial.name), RunFolder.existing(tmp_path, "whole"))
 
 
 def last_checkpoint(run_dir: Path) -> dict:
