@@ -92,15 +92,21 @@ def make_data(folder: str, count: int) -> tuple[str, str]:
 
     images, db = os.path.join(folder, "images"), os.path.join(folder, "db")
     if not os.path.isdir(db):
-        rng = np.random.default_rng(0)
-        for index in range(count):
-            label_folder = os.path.join(images, f"class{index % CLASSES}")
-            os.makedirs(label_folder, exist_ok=True)
-            ok, jpeg = cv2.imencode(".jpg", synthetic_photo(rng), [cv2.IMWRITE_JPEG_QUALITY, 90])
-            with open(os.path.join(label_folder, f"{index:05d}.jpg"), "wb") as handle:
-                handle.write(jpeg.tobytes())
+        for label in range(min(count, CLASSES)):
+            os.makedirs(os.path.join(images, f"class{label}"), exist_ok=True)
+        # one process per core: an image takes ~30 ms to make, 2,000 took 78 s in one process on a GPU host
+        with multiprocessing.get_context("spawn").Pool(min(os.cpu_count() or 1, max(1, count // 50))) as pool:
+            pool.map(write_photo, [(images, index) for index in range(count)], chunksize=16)
         build(from_folder(images), db, BuildOptions(progress=False))
     return images, db
+
+
+def write_photo(where: tuple[str, int]) -> None:
+    """Image `index` of the set: its own seeded generator, so the set does not depend on how the work is split."""
+    images, index = where
+    ok, jpeg = cv2.imencode(".jpg", synthetic_photo(np.random.default_rng([0, index])), [cv2.IMWRITE_JPEG_QUALITY, 90])
+    with open(os.path.join(images, f"class{index % CLASSES}", f"{index:05d}.jpg"), "wb") as handle:
+        handle.write(jpeg.tobytes())
 
 
 @dataclass
