@@ -230,8 +230,9 @@ def main() -> int:
                    "--steps", str(args.steps), "--warmup", str(args.warmup), "--workers", str(args.workers),
                    "--imsize", str(args.imsize), "--depth", str(args.depth),
                    "--device", args.device]
-        child = subprocess.Popen(command + (["--gpu-decode"] if args.gpu_decode else []), stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True, cwd=HERE, env=dict(os.environ, PYTHONFAULTHANDLER="1"))
+        child = subprocess.Popen(command + (["--gpu-decode"] if args.gpu_decode else []), text=True, cwd=HERE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 env=dict(os.environ, PYTHONFAULTHANDLER="1"))
         try:
             stdout, stderr = child.communicate(timeout=args.arm_timeout)
         except subprocess.TimeoutExpired:      # a hang is a failure with every thread's stack, never a silent wait
@@ -243,7 +244,8 @@ def main() -> int:
             print(f"{arm} arm failed:\n{stderr[-4000:]}", flush=True)
             return 1
         results[arm] = json.loads(stdout.strip().splitlines()[-1])
-        print(f"  {arm:10s} {results[arm]['images_per_s']:8.3g} images/s ({time.perf_counter() - begun:.0f} s)", flush=True)
+        print(f"  {arm:10s} {results[arm]['images_per_s']:8.3g} images/s ({time.perf_counter() - begun:.0f} s)",
+              flush=True)
     top = results["resident"]["images_per_s"]
     print(f"  playground / plain: {results['playground']['images_per_s'] / results['plain']['images_per_s']:.3f} "
           "(target >= 0.99)")

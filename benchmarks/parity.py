@@ -45,8 +45,9 @@ PLAIN = {"precision": "fp32", "accum": 1, "clip": 0.0, "ema": 0.0}
 
 
 def config(args: argparse.Namespace) -> dict:
-    return {"seed": 5, "deterministic": args.device == "cuda", "samples": args.samples, "batch": args.batch, "epochs": args.epochs, "lr": 0.05,
-            "momentum": 0.9, "weight_decay": 5e-4, "classes": 10, "shape": [3, 32, 32], "device": args.device,
+    return {"seed": 5, "deterministic": args.device == "cuda", "samples": args.samples, "batch": args.batch,
+            "epochs": args.epochs, "lr": 0.05, "momentum": 0.9, "weight_decay": 5e-4, "classes": 10,
+            "shape": [3, 32, 32], "device": args.device,
             **(FEATURES if getattr(args, "case", "plain") == "features" else PLAIN),
             **({"precision": args.precision} if getattr(args, "case", "plain") == "features"
                and getattr(args, "precision", None) else {})}

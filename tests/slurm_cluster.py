@@ -103,7 +103,8 @@ class SlurmCluster:
         freezer = os.path.isdir("/sys/fs/cgroup/freezer")
         lines = [
             "ClusterName=playgroundtest", "SlurmctldHost=localhost", "SlurmUser=root", "SlurmdUser=root",
-            "AuthType=auth/munge", "CredType=cred/munge", f"AuthInfo=socket={self.munge_socket},cred_expire={CRED_EXPIRE_S}",
+            "AuthType=auth/munge", "CredType=cred/munge",
+            f"AuthInfo=socket={self.munge_socket},cred_expire={CRED_EXPIRE_S}",
             f"SlurmctldPort={controller_port}", f"SlurmdPort={node_ports[0]}",
             f"StateSaveLocation={self.path('state')}", f"SlurmdSpoolDir={self.path('spool', '%n')}",
             f"SlurmctldPidFile={self.path('slurmctld.pid')}", f"SlurmdPidFile={self.path('slurmd-%n.pid')}",
