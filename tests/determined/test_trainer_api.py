@@ -51,6 +51,22 @@ def test_a_bare_script_without_cluster_info_trains_locally_into_runs(tmp_path):
     assert [(r["kind"], r["iteration"]) for r in records(type(tmp_path)(folders[0]))] == [("epoch", 2)]
 
 
+def test_a_reporting_period_in_epochs_is_refused_with_one_line_and_exit_2_before_any_folder_is_made(tmp_path):
+    (tmp_path / "script.py").write_text(
+        "from determined import pytorch\nimport train\n"
+        "with pytorch.init(hparams=train.LOCAL_HPARAMS) as context:\n"
+        "    trial = train.MNistTrial(context, hparams=context.get_hparams())\n"
+        "    pytorch.Trainer(trial, context).fit(max_length=pytorch.Batch(2), reporting_period=pytorch.Epoch(1))\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ON_PATH), str(REPO), str(TRIALS)]))
+    env.pop("PLAYGROUND_DETERMINED", None)
+    done = subprocess.run([sys.executable, "script.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=HANG)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "playground: error: fit(): reporting_period must be pytorch.Batch(...), got Epoch(" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "runs").exists()
+
+
 def test_the_harness_builds_a_trial_that_takes_context_and_hparams(tmp_path):
     run(trial_main("train:MNistTrial"), tmp_path / "run", info(max_length={"batches": 2}), 1)
     assert max(r["iteration"] for r in records(tmp_path / "run")) == 2

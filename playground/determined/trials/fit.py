@@ -91,9 +91,8 @@ def fit_trial(trial: Any, context: Any, max_length: TrainUnit | None = None,
     from playground.launch.spawn import launch
     try:
         session, prepared = _prepared_session(trial, context, max_length, validation_period, checkpoint_period,
-                                              test_mode)
+                                              reporting_period, test_mode)
         session.initial_validation = step_zero_validation or bool(_exp(context).get("perform_initial_validation"))
-        session.reporting_period = _reporting_period(reporting_period)
     except UserError as err:   # before training: one line, exit 2, as for any run's unusable input
         print(f"playground: error: {err}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
@@ -105,7 +104,8 @@ def fit_trial(trial: Any, context: Any, max_length: TrainUnit | None = None,
 
 
 def _prepared_session(trial: Any, context: Any, max_length: TrainUnit | None, validation_period: TrainUnit | None,
-                      checkpoint_period: TrainUnit | None, test_mode: bool) -> tuple[TrialSession, Any]:
+                      checkpoint_period: TrainUnit | None, reporting_period: TrainUnit | None,
+                      test_mode: bool) -> tuple[TrialSession, Any]:
     cluster = read_cluster_file() or {}
     try:
         max_length = TrainUnit.from_config(cluster.get("max_length"), _global_batch(context)) or max_length
@@ -120,6 +120,8 @@ def _prepared_session(trial: Any, context: Any, max_length: TrainUnit | None, va
                        ("checkpoint_period", checkpoint_period)):
         if unit is not None and not isinstance(unit, TrainUnit):
             raise TrialUsageError(f"fit(): {what} must be pytorch.Batch(...) or pytorch.Epoch(...), got {unit!r}")
+    if reporting_period is not None and not isinstance(reporting_period, Batch):   # "always in batches"
+        raise TrialUsageError(f"fit(): reporting_period must be pytorch.Batch(...), got {reporting_period!r}")
     try:
         if max_length is not None:
             max_length.length()
@@ -133,7 +135,9 @@ def _prepared_session(trial: Any, context: Any, max_length: TrainUnit | None, va
     session = TrialSession(trial=trial, context=context, train_data=train, validation_data=validation,
                            validation_loader=validation, full_dataset=full_dataset,
                            evaluate_takes_index=takes_batch_index(trial), max_batches=None,
-                           under_runner=bool(cluster))
+                           under_runner=bool(cluster),
+                           reporting_period=None if reporting_period is None or reporting_period.is_never()
+                           else reporting_period)
     session.rung_batches = rung_batches(cluster, _global_batch(context))
     session.rung_epochs = rung_epochs(cluster)
     run_dir = _run_dir(cluster, context)
@@ -141,16 +145,6 @@ def _prepared_session(trial: Any, context: Any, max_length: TrainUnit | None, va
     layers, session.max_batches = _opts_layers(session, context, cluster, max_length, validation_period,
                                                checkpoint_period, test_mode, train_shuffle)
     return session, _prepare(layers, run_dir)
-
-
-def _reporting_period(period: Any) -> TrainUnit | None:
-    """fit()'s reporting_period: Batch(k) or a schedule of batches, as Determined's REPORT boundary (it is
-    "always configured in batches"); anything else is a usage error."""
-    if period is None:
-        return None
-    if not isinstance(period, Batch):
-        raise TrialUsageError(f"fit(): reporting_period must be pytorch.Batch(...), got {period!r}")
-    return None if period.is_never() else period
 
 
 def rung_batches(cluster: dict, global_batch: int) -> frozenset[int]:
