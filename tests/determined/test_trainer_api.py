@@ -39,10 +39,15 @@ def test_the_searcher_length_wins_over_the_scripts_and_perform_initial_validatio
     assert found[0]["validation_loss"] > 0 and "train_loss" not in found[0]   # nothing trained yet
 
 
-def test_a_bare_script_without_cluster_info_trains_locally_into_runs(tmp_path):
-    env = dict(os.environ, PYTHONPATH=f"{ON_PATH}{os.pathsep}{REPO}")
+def bare(*path) -> dict:
+    """The environment of a script run bare (no cluster info, local mode), with `path` importable."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(map(str, (ON_PATH, REPO, *path))))
     env.pop("PLAYGROUND_DETERMINED", None)
-    done = subprocess.run([sys.executable, str(TRIALS / "train.py"), "--batches", "2"], cwd=tmp_path, env=env,
+    return env
+
+
+def test_a_bare_script_without_cluster_info_trains_locally_into_runs(tmp_path):
+    done = subprocess.run([sys.executable, str(TRIALS / "train.py"), "--batches", "2"], cwd=tmp_path, env=bare(),
                           capture_output=True, text=True, timeout=HANG)
     assert done.returncode == 0, done.stdout + done.stderr
     folders = glob.glob(str(tmp_path / "runs" / "determined-*"))
@@ -57,9 +62,7 @@ def test_a_reporting_period_in_epochs_is_refused_with_one_line_and_exit_2_before
         "with pytorch.init(hparams=train.LOCAL_HPARAMS) as context:\n"
         "    trial = train.MNistTrial(context, hparams=context.get_hparams())\n"
         "    pytorch.Trainer(trial, context).fit(max_length=pytorch.Batch(2), reporting_period=pytorch.Epoch(1))\n")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ON_PATH), str(REPO), str(TRIALS)]))
-    env.pop("PLAYGROUND_DETERMINED", None)
-    done = subprocess.run([sys.executable, "script.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "script.py"], cwd=tmp_path, env=bare(TRIALS), capture_output=True, text=True,
                           timeout=HANG)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "playground: error: fit(): reporting_period must be pytorch.Batch(...), got Epoch(" in done.stderr
