@@ -67,16 +67,22 @@ def start_ranks(entry: Callable[..., None], args: tuple, count: int) -> list[Bas
 
 
 def _ensure_fork_server() -> None:
-    """Start the fork server once per process, told that it is one (rank_server.py: it then ignores SIGTERM)."""
+    """Start the fork server once per process, told that it is one (rank_server.py: it then holds SIGTERM)."""
     import multiprocessing
-    from multiprocessing import forkserver
+    from multiprocessing import forkserver, resource_tracker
     from playground.processes.rank_server import SERVER_ENV
     multiprocessing.get_context("forkserver").set_forkserver_preload(RANK_PRELOAD)
     os.environ[SERVER_ENV] = str(os.getpid())
+    # The server's interpreter starts with the stop signals blocked (a mask survives exec), until rank_server
+    # holds them: a stop sent to the whole group in between waits instead of killing the server. The resource
+    # tracker is started first: starting it unblocks exactly these signals afterwards.
+    resource_tracker.ensure_running()
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, held_stop.STOP_SIGNALS)
     try:
         forkserver.ensure_running()
     finally:
         del os.environ[SERVER_ENV]
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def _rank_main(index: int, launcher_pid: int, environ: dict[str, str], cwd: str, entry: Callable[..., None],

@@ -90,3 +90,31 @@ def test_spawned_ranks_get_sigterm_when_their_parent_dies(tmp_path):
         assert [(tmp_path / f"rank{i}.signal").read_text() for i in range(2)] == ["SIGTERM", "SIGTERM"]
     finally:
         parent.kill()
+
+
+
+# Run by every interpreter started with the test's PYTHONPATH; in the fork server's, as it starts (before its first
+# preload), a stop to the whole process group: what a scheduler's SIGTERM does when it comes at that moment.
+STOP_AT_SERVER_START = """
+import os, signal, sys
+if "multiprocessing.forkserver" in " ".join(sys.orig_argv):
+    os.killpg(0, signal.SIGTERM)
+"""
+LAUNCHER = """
+from playground.processes import held_stop, supervisor
+held_stop.hold()                          # as a training command does from its first line
+ranks = supervisor.start_ranks(print, ("a rank ran",), 1)
+ranks[0].join(120)
+print("rank exit", ranks[0].exitcode, "| launcher kept", held_stop.take()[0])
+"""
+
+
+def test_a_stop_to_the_whole_group_while_the_fork_server_starts_is_held_and_the_ranks_still_start(tmp_path):
+    # The server holds stop signals from its first preload (rank_server.py); one that came before, while its
+    # interpreter started, killed it, and the launcher failed with a raw EOFError instead of starting its ranks
+    # (which then stop at their first boundary, exit 75).
+    (tmp_path / "sitecustomize.py").write_text(STOP_AT_SERVER_START)
+    done = subprocess.run([sys.executable, "-c", LAUNCHER], cwd=REPO, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO}"), start_new_session=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines() == ["0 a rank ran", "rank exit 0 | launcher kept 15"], done.stdout
