@@ -8,10 +8,11 @@ process for nothing: more than importing torch itself on a small run.
 
 `install()` puts a stand-in at torch._dynamo that answers those calls as the real module does when nothing is
 compiled (disable: the function itself; graph_break, and trace_rules.clear_lru_cache that init_process_group calls:
-nothing) and becomes the real module, imported then, on any other use (torch.compile in a user's hook,
-DistributedDataParallel, which reads the compiler's settings): it stands in only until something needs more. So it
-pays off in a process of one rank; spawned ranks are forked from a server that imported the real module once
-(processes/supervisor.py RANK_PRELOAD). A function disabled while it stood in stays plain (never marked
+nothing; utils.get_optimize_ddp_mode that DistributedDataParallel asks: the default, "ddp_optimizer") and becomes
+the real module, imported then, on any other use (torch.compile in a user's hook, reading or setting the compiler's
+config): it stands in only until something needs more. Spawned ranks of a run that does not compile are forked
+from a server that did not import it either (processes/supervisor.py start_ranks, compiler=False), and stand in
+as a single process does. A function disabled while it stood in stays plain (never marked
 not-to-compile): compiling a region that calls such a function (an optimizer's own methods) may then trace it. A run
 that compiles says so in its opts, and then nothing stands in. Only in a process that is playground's own
 (`permit()`: the command's entry points, a Determined trial process the runner started), never in yours.
@@ -29,6 +30,20 @@ NAME = "torch._dynamo"
 _permitted = False
 
 
+class _Part:
+    """A submodule of the stand-in: answers `calls` as the real one does while nothing compiles; anything else is
+    the real submodule's (imported then)."""
+
+    def __init__(self, name: str, **calls) -> None:
+        self._name = name
+        self.__dict__.update(calls)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return getattr(getattr(_real(), self._name), name)
+
+
 class _StandIn(types.ModuleType):
     """torch._dynamo until something needs the real one."""
 
@@ -39,7 +54,9 @@ class _StandIn(types.ModuleType):
         return None
 
     # init_process_group clears the compiler's trace-rule caches when torch._dynamo is imported: there are none yet
-    trace_rules = types.SimpleNamespace(clear_lru_cache=lambda: None)
+    trace_rules = _Part("trace_rules", clear_lru_cache=lambda: None)
+    # DistributedDataParallel asks which way the compiler would split it: its default, as nothing has set another
+    utils = _Part("utils", get_optimize_ddp_mode=lambda: "ddp_optimizer")
 
     def __getattr__(self, name: str):
         # A module's dunders are asked for by whoever walks sys.modules (inspect.getmodule, hasattr(m, "__file__")),
@@ -54,6 +71,11 @@ def permit() -> None:
     may stand in. In a process of yours that calls playground (a notebook, the API) it never does."""
     global _permitted
     _permitted = True
+
+
+def permitted() -> bool:
+    """Whether this process is playground's own (permit())."""
+    return _permitted
 
 
 def install() -> bool:

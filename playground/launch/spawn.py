@@ -17,6 +17,7 @@ import os
 import sys
 import traceback
 
+from playground.launch import deferred_dynamo
 from playground.launch.jobs import Job
 from playground.launch.process_exit import freeze_for_exit
 from playground.checkpoints.preemption import Preempted
@@ -84,8 +85,12 @@ def _on(rank: int, topology: Topology) -> str:
     return f" on rank {rank}" if topology.world_size > 1 else ""
 
 
-def _rank_entry(local_rank: int, resolved: ResolvedOpts, run_dir: str, topology: Topology, job: Job) -> None:
-    """A spawned rank (it dies with this launcher: supervisor.start_ranks)."""
+def _rank_entry(local_rank: int, resolved: ResolvedOpts, run_dir: str, topology: Topology, job: Job,
+                lean: bool = False) -> None:
+    """A spawned rank (it dies with this launcher: supervisor.start_ranks); `lean`: playground's own, it may stand
+    in for torch._dynamo (launch/deferred_dynamo.py)."""
+    if lean:
+        deferred_dynamo.permit()
     # A rank that dies in native code (SIGSEGV, SIGABRT) prints the Python stack of each thread first.
     faulthandler.enable(all_threads=True)
     code = _guarded(local_rank, resolved, run_dir, topology, job, spawned=True)
@@ -110,9 +115,11 @@ def _spawn(prepared, job: Job) -> int:
     if topology.num_shards == 1 and "MASTER_ADDR" not in os.environ:
         # One host: the ranks can meet on loopback (used by env:// rendezvous; spawned children inherit it).
         os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()))
-    # The ranks get the opts resolved and validated here (pickled), and the job: neither is looked up again.
-    ranks = supervisor.start_ranks(_rank_entry, (prepared.resolved, prepared.run_dir, topology, job),
-                                   topology.devices_per_host)
+    # The ranks get the opts resolved and validated here (pickled), and the job: neither is looked up again. In a
+    # command's own process, ranks of a run that does not compile stand in for torch's compiler as it does.
+    lean = deferred_dynamo.permitted() and not prepared.resolved.opts["model_param"].get("compile")
+    ranks = supervisor.start_ranks(_rank_entry, (prepared.resolved, prepared.run_dir, topology, job, lean),
+                                   topology.devices_per_host, compiler=not lean)
 
     def forward(_signum: int) -> None:
         for rank in ranks:

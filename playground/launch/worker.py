@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import signal
 from typing import Mapping
 
@@ -84,6 +85,18 @@ def thread_counts(opts: dict, topology: Topology, env: Mapping[str, str] | None 
     return intra, inter
 
 
+def _deterministic_kernels() -> None:
+    """torch.use_deterministic_algorithms(True) without importing torch's compiler for it: that function sets
+    torch._inductor.config.deterministic too, and importing that config imports the inductor (1.2-1.5 s of every
+    process's start-up). Before the inductor is imported its flag is given the way it reads it when it is
+    (TORCHINDUCTOR_DETERMINISTIC), so a run that compiles later gets the same."""
+    if "torch._inductor.config" in sys.modules:
+        torch.use_deterministic_algorithms(True)
+        return
+    os.environ["TORCHINDUCTOR_DETERMINISTIC"] = "1"
+    torch._C._set_deterministic_algorithms(True, warn_only=False)
+
+
 def _configure_torch(opts: dict, topology: Topology) -> None:
     intra, inter = thread_counts(opts, topology)
     if intra is not None:
@@ -95,5 +108,5 @@ def _configure_torch(opts: dict, topology: Topology) -> None:
             logging.getLogger("playground").warning("distributed.num_inter_threads %d not applied: %s", inter, err)
     if opts["model_param"]["deterministic"]:
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-        torch.use_deterministic_algorithms(True)
+        _deterministic_kernels()
         torch.backends.cudnn.benchmark = False

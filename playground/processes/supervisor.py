@@ -50,28 +50,32 @@ def start_child(command: list[str], **popen: Any) -> subprocess.Popen:
 
 
 # What every rank imports anyway, imported once by the fork server that the ranks are forked from (instead of
-# once per rank): torch, and torch._dynamo, which torch imports on the first optimizer's add_param_group.
+# once per rank): torch, and torch._dynamo, which torch imports on the first optimizer's add_param_group, unless the
+# ranks stand in for it (launch/deferred_dynamo.py: start_ranks(compiler=False) leaves it out).
 RANK_PRELOAD = ["playground.processes.rank_server", "torch", "torch._dynamo", "playground.launch.worker"]
+COMPILER = "torch._dynamo"
 
 
-def start_ranks(entry: Callable[..., None], args: tuple, count: int) -> list[BaseProcess]:
+def start_ranks(entry: Callable[..., None], args: tuple, count: int, compiler: bool = True) -> list[BaseProcess]:
     """`count` processes forked from a fork server (multiprocessing's forkserver: a fresh interpreter started
     by this process that has imported RANK_PRELOAD and nothing else, no threads, no CUDA), each calling
     entry(index, *args) once it will die with this process. A rank gets this process's environment and working
-    folder as they are now (the server's are those of its start). `entry` and `args` must pickle."""
+    folder as they are now (the server's are those of its start). `entry` and `args` must pickle. compiler=False:
+    the ranks will not import torch._dynamo, nor will the server (1.5 s of its start-up); the first call in a
+    process decides, as its server is started once."""
     from torch.multiprocessing import start_processes
-    _ensure_fork_server()
+    _ensure_fork_server(RANK_PRELOAD if compiler else [name for name in RANK_PRELOAD if name != COMPILER])
     context = start_processes(_rank_main, args=(os.getpid(), dict(os.environ), os.getcwd(), entry, args),
                               nprocs=count, join=False, start_method="forkserver")
     return list(context.processes)
 
 
-def _ensure_fork_server() -> None:
+def _ensure_fork_server(preload: list[str]) -> None:
     """Start the fork server once per process, told that it is one (rank_server.py: it then holds SIGTERM)."""
     import multiprocessing
     from multiprocessing import forkserver, resource_tracker
     from playground.processes.rank_server import SERVER_ENV
-    multiprocessing.get_context("forkserver").set_forkserver_preload(RANK_PRELOAD)
+    multiprocessing.get_context("forkserver").set_forkserver_preload(preload)
     os.environ[SERVER_ENV] = str(os.getpid())
     # The server's interpreter starts with the stop signals blocked (a mask survives exec), until rank_server
     # holds them: a stop sent to the whole group in between waits instead of killing the server. The resource

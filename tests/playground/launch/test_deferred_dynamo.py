@@ -2,6 +2,7 @@
 that did; anything beyond the stand-in's few no-op calls gets the real module. Real runs in real processes."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -24,6 +25,7 @@ def test_a_run_that_does_not_compile_never_imports_torch_dynamo_and_trains_as_on
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     modules = [line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]
     assert "torch.optim" in modules and "torch._dynamo" not in modules, [m for m in modules if "dynamo" in m]
+    assert not [m for m in modules if m.startswith("torch._inductor")]   # deterministic kernels without it
     eager = ("import runpy, sys, torch._dynamo; sys.argv = sys.argv[1:]; "
              "runpy.run_path(sys.argv[0], run_name='__main__')")
     done = subprocess.run([sys.executable, "-c", eager, str(REPO / "AnyExpOnTerm.py"), "--parameters-file",
@@ -77,3 +79,38 @@ def test_walking_sys_modules_leaves_the_stand_in_and_importing_a_submodule_gets_
     done = subprocess.run([sys.executable, "-c", WALKED], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split() == ["True", "False", "ddp_optimizer"], done.stdout
+
+
+def test_two_spawned_ranks_that_do_not_compile_never_import_torch_dynamo(tmp_path):
+    # The fork server leaves the compiler out of its preload and the ranks stand in (DistributedDataParallel asks
+    # the stand-in its optimize_ddp mode); with -X importtime the server's and the ranks' imports share stderr.
+    # That such ranks train as one rank of twice the batch: tests/playground/launch/test_spawn.py.
+    run = RunFolder(tmp_path, "two", checkpoint_opts(ranks=2, num_epochs=1), env=UNHINDERED)
+    done = subprocess.run([sys.executable, "-X", "importtime", str(REPO / "AnyExpOnTerm.py"), "--parameters-file",
+                           str(run.opts_path), "--run-dir", str(run.dir)], env=run.env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    modules = [line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]
+    assert "torch.nn.parallel.distributed" in modules and "torch._dynamo" not in modules, \
+        [m for m in modules if "dynamo" in m]
+    assert not [m for m in modules if m.startswith("torch._inductor")]
+    assert run.checkpoint()["model"]
+
+
+DETERMINISTIC = """
+import sys, torch
+from playground.launch.worker import _deterministic_kernels
+_deterministic_kernels()
+print(torch.are_deterministic_algorithms_enabled(), "torch._inductor.config" in sys.modules)
+import torch._inductor.config                            # a run that compiles later: its kernels are chosen so too
+print(torch._inductor.config.deterministic)
+_deterministic_kernels()                                 # and once the inductor is there, through torch's own call
+print(torch.are_deterministic_algorithms_enabled(), torch._inductor.config.deterministic)
+"""
+
+
+def test_deterministic_kernels_are_asked_for_without_importing_the_inductor_which_gets_the_flag_when_imported():
+    env = {k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_DETERMINISTIC"}
+    done = subprocess.run([sys.executable, "-c", DETERMINISTIC], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["True", "False", "True", "True", "True"], done.stdout
