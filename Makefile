@@ -18,15 +18,21 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m playground.commands.demo
 
-# one pytest-xdist worker per core (TEST_WORKERS=0: in this process; two per core measured no faster once the
-# serial tests run alone: 741 s against 734 s, benchmarks/README.md). Tests sharing one of
-# our session or module fixtures stay on one worker (tests/conftest.py groups them), the others are spread one by
-# one; then the tests marked serial (a real Slurm, network namespaces) alone: under the other tests' load Slurm
-# killed job steps (exit 137) that pass alone. The summary names each serial test with its outcome and time.
+# one pytest-xdist worker per core (TEST_WORKERS=0: in this process). Tests sharing one of our session or module
+# fixtures stay on one worker (tests/conftest.py groups them), the others are spread one by one. The tests marked
+# serial (a real Slurm, network namespaces), which mostly wait on Slurm, run one after the other in a second pytest
+# beside them; their report follows the others'. Test processes of the command line are forked from an interpreter
+# that has imported torch (tests/zygote.py; PLAYGROUND_TEST_ZYGOTE=0: each a fresh interpreter).
 TEST_WORKERS ?= auto
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not serial"
-	$(BIN)/python -m pytest -p no:xdist -m serial
+	@serial_log=$$(mktemp); \
+	$(BIN)/python -m pytest -p no:xdist -p no:cacheprovider -m serial > $$serial_log 2>&1 & serial=$$!; \
+	trap 'kill $$serial 2>/dev/null; rm -f $$serial_log' INT TERM; \
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not serial"; others=$$?; \
+	wait $$serial; serial_code=$$?; \
+	echo "==== the tests marked serial (a real Slurm, network namespaces), run beside the others: exit $$serial_code"; \
+	cat $$serial_log; rm -f $$serial_log; \
+	[ $$others -eq 0 ] && [ $$serial_code -eq 0 ]
 
 clean:
 	rm -rf $(VENV) runs demo-data .pytest_cache *.egg-info

@@ -38,9 +38,10 @@ def tiny_opts(**sections) -> dict:
 def run_cli(*args: str, cwd: str | os.PathLike | None = None, timeout: float = HANG,
             env: dict | None = None, script: str = "AnyExpOnTerm.py") -> subprocess.CompletedProcess:
     """Run `python AnyExpOnTerm.py ARGS` (or another entry) as a real process; returns the completed process."""
+    from tests import zygote
     full_env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
     command = [sys.executable, str(REPO / script), *args] if script.endswith(".py") else [sys.executable, "-m", script, *args]
-    return subprocess.run(command, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout)
+    return zygote.run(command, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture

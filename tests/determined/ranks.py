@@ -21,6 +21,7 @@ import torch
 
 from playground.determined.cluster_file import CLUSTER_ENV, write_cluster_file
 from playground.determined.command_run import ON_PATH
+from tests import zygote
 from tests.conftest import HANG, REPO
 
 TRIALS = Path(__file__).resolve().parent / "trials"
@@ -43,8 +44,8 @@ def start(command: list[str], run_dir: Path, info: dict, ranks: int, env: dict |
         rank_env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=f"{ON_PATH}{os.pathsep}{REPO}",
                         **{CLUSTER_ENV: path}, RANK=str(rank), WORLD_SIZE=str(ranks), LOCAL_RANK=str(rank),
                         LOCAL_WORLD_SIZE=str(ranks), MASTER_ADDR="127.0.0.1", MASTER_PORT=port, **(env or {}))
-        log = open(run_dir / f"rank{rank}.out", "a")
-        processes.append(subprocess.Popen(command, cwd=TRIALS, env=rank_env, stdout=log, stderr=subprocess.STDOUT))
+        with open(run_dir / f"rank{rank}.out", "a") as log:
+            processes.append(zygote.start(command, cwd=TRIALS, env=rank_env, stdout=log, stderr=subprocess.STDOUT))
     return processes
 
 

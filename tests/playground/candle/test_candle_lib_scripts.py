@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 import torch
 
 from playground.checkpoints.files import load_state, read_pointer
+from tests import zygote
 from tests.conftest import REPO
 
 HERE = Path(__file__).parent / "toy_benchmark"
@@ -51,8 +51,8 @@ def candle(*args: str, data_dir: Path | None, script: str = SCRIPT, env: dict | 
     environment.pop("CANDLE_DATA_DIR", None)
     if data_dir is not None:
         environment["CANDLE_DATA_DIR"] = str(data_dir)
-    return subprocess.run([sys.executable, "-m", "playground", "candle", script, *args], env=environment,
-                          capture_output=True, text=True, timeout=300)
+    return zygote.run([sys.executable, "-m", "playground", "candle", script, *args], env=environment,
+                      capture_output=True, text=True, timeout=300)
 
 
 def records(run_dir: Path) -> list[dict]:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import torch
 
+from tests import zygote
 from tests.conftest import HANG, REPO, tiny_opts
 
 OVERRIDE_NAME = "slow_marked_iterations"
@@ -100,7 +101,8 @@ class RunFolder:
         log = open(self.dir.parent / f"{self.dir.name}.session{self.sessions}.log", "w")
         command = [sys.executable, str(REPO / "AnyExpOnTerm.py"), "--parameters-file", str(self.opts_path),
                    "--run-dir", str(self.dir), *extra]
-        return subprocess.Popen(command, env=dict(self.env, **(env or {})), stdout=log, stderr=subprocess.STDOUT,
+        with log:
+            return zygote.start(command, env=dict(self.env, **(env or {})), stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True, preexec_fn=preexec_fn)
 
     def run(self, *extra: str, env: dict | None = None, preexec_fn=None, timeout: float = HANG) -> tuple[int, str]:
