@@ -31,7 +31,7 @@ def test_a_forked_command_sees_what_a_fresh_interpreter_sees(tmp_path):
     argv = [sys.executable, str(script), "3"]
     fresh = subprocess.run(argv, env=env, cwd=extra, capture_output=True, text=True, timeout=300)
     forked = zygote.run(argv, env=env, cwd=extra, capture_output=True, text=True, timeout=300)
-    assert zygote.enabled() and zygote._forkable(argv, env, None)
+    assert zygote.enabled() and zygote._forkable(argv, None)
     assert (forked.returncode, forked.stdout, forked.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr) \
         == (3, fresh.stdout, "to stderr\n")
     assert fresh.stdout.endswith("atexit ran\n")
@@ -49,8 +49,13 @@ def test_a_killed_command_reports_the_signal_and_its_process_group_is_its_own(tm
     assert sleeper.returncode == 0 and "usage" in out
 
 
-def test_interpreter_options_or_a_changed_startup_variable_get_a_fresh_interpreter():
-    assert not zygote._forkable([sys.executable, "-X", "importtime", "x.py"], dict(os.environ), None)
-    assert not zygote._forkable([sys.executable, "x.py"], dict(os.environ, OMP_NUM_THREADS="7"), None)
-    assert not zygote._forkable([sys.executable, "x.py"], dict(os.environ), lambda: None)
-    assert zygote._forkable([sys.executable, "x.py"], dict(os.environ, PYTHONPATH="/elsewhere"), None)
+def test_interpreter_options_get_a_fresh_interpreter_and_a_changed_startup_variable_a_server_of_its_own(tmp_path):
+    assert not zygote._forkable([sys.executable, "-X", "importtime", "x.py"], None)
+    assert not zygote._forkable([sys.executable, "x.py"], lambda: None)
+    assert zygote._forkable([sys.executable, "x.py"], None) and zygote._forkable([sys.executable, "-m", "x"], None)
+    script = tmp_path / "threads.py"
+    script.write_text("import torch\nprint(torch.get_num_threads())\n")
+    for count in ("1", "2", "1"):
+        done = zygote.run([sys.executable, str(script)], env=dict(os.environ, OMP_NUM_THREADS=count),
+                          capture_output=True, text=True, timeout=300)
+        assert (done.returncode, done.stdout) == (0, f"{count}\n"), done.stderr

@@ -8,10 +8,11 @@ process, started on first use) that imported torch once: the command then runs i
 PYTHONPATH, stdio buffering from PYTHONUNBUFFERED, atexit, the exit code or the killing signal). Only torch (and
 what it imports: numpy) is shared; playground and everything else is imported in the child, as in a fresh one.
 
-A fresh interpreter is used instead (`subprocess.Popen`) where the child could tell the difference: a launch that
-passes interpreter options (`-X importtime`), a `preexec_fn`, or an environment that differs from the server's
-in a variable read when torch or the interpreter starts (TORCH*, OMP_*, CUDA*, LD_*, PYTHON* other than
-PYTHONPATH and PYTHONUNBUFFERED, ...); and everywhere when PLAYGROUND_TEST_ZYGOTE=0. The server forks a waiter
+A launch whose environment differs in a variable read when torch or the interpreter starts (TORCH*, OMP_*,
+CUDA*, LD_*, PYTHON* other than PYTHONPATH and PYTHONUNBUFFERED, ...) is forked from a server started with that
+environment (the last SERVERS_KEPT are kept). A fresh interpreter is used instead (`subprocess.Popen`) for a
+launch that passes interpreter options (`-X importtime`) or a `preexec_fn`, and everywhere when
+PLAYGROUND_TEST_ZYGOTE=0. The server forks a waiter
 per launch, which forks the command and reports its pid and then its status; the server itself never waits
 and holds no thread of its own.
 """
@@ -33,8 +34,9 @@ import time
 STARTUP_PREFIXES = ("TORCH", "PYTORCH", "OMP_", "MKL_", "KMP_", "GOMP_", "OPENBLAS", "CUDA", "NCCL", "NVIDIA",
                     "LD_", "MALLOC", "PYTHON")
 PER_LAUNCH = {"PYTHONPATH", "PYTHONUNBUFFERED"}   # applied in the child as a fresh interpreter applies them
+SERVERS_KEPT = 3       # servers for distinct startup environments, the least recently used stopped beyond that
 _lock = threading.Lock()
-_server: "_Server | None" = None
+_servers: "dict[tuple, _Server]" = {}
 
 
 def enabled() -> bool:
@@ -47,7 +49,7 @@ def start(argv: list[str], *, env: dict | None = None, cwd=None, stdin=None, std
     ...]`; stdin/stdout/stderr: None (this process's), subprocess.PIPE, subprocess.DEVNULL, subprocess.STDOUT
     (stderr only), a file object or a descriptor. Returns a Popen or a ZygoteProcess (the same surface)."""
     env = dict(os.environ if env is None else env)
-    server = _the_server() if _forkable(argv, env, preexec_fn) else None
+    server = _the_server(env) if _forkable(argv, preexec_fn) else None
     if server is None:
         return subprocess.Popen(argv, env=env, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr, text=text,
                                 start_new_session=start_new_session, preexec_fn=preexec_fn)
@@ -68,24 +70,24 @@ def run(argv: list[str], *, env: dict | None = None, cwd=None, timeout: float | 
     return subprocess.CompletedProcess(argv, process.returncode, out, err)
 
 
-def _forkable(argv: list[str], env: dict, preexec_fn) -> bool:
+def _forkable(argv: list[str], preexec_fn) -> bool:
     if not enabled() or preexec_fn is not None or len(argv) < 2 or argv[0] != sys.executable:
         return False
-    if argv[1].startswith("-") and not (argv[1] == "-m" and len(argv) > 2):
-        return False    # interpreter options (-X, -c, -u, ...): a fresh interpreter
-    startup = {k for k in set(env) | set(_SERVER_ENV) if k.startswith(STARTUP_PREFIXES) and k not in PER_LAUNCH}
-    return all(env.get(k) == _SERVER_ENV.get(k) for k in startup)
+    # interpreter options (-X, -c, -u, ...): a fresh interpreter
+    return not argv[1].startswith("-") or (argv[1] == "-m" and len(argv) > 2)
 
 
-# the server's environment: this process's, less what is applied per launch
-_SERVER_ENV = {k: v for k, v in os.environ.items() if k not in PER_LAUNCH}
+def _startup(env: dict) -> tuple:
+    """The variables of `env` read when the interpreter or torch starts: a server is started with them."""
+    return tuple(sorted((k, v) for k, v in env.items() if k.startswith(STARTUP_PREFIXES) and k not in PER_LAUNCH))
 
 
 class _Server:
-    def __init__(self) -> None:
+    def __init__(self, env: dict) -> None:
         self.folder = tempfile.mkdtemp(prefix="playground-zygote-")
         self.path = os.path.join(self.folder, "socket")
-        self.process = subprocess.Popen([sys.executable, __file__, self.path], env=_SERVER_ENV,
+        env = {k: v for k, v in env.items() if k not in PER_LAUNCH}
+        self.process = subprocess.Popen([sys.executable, __file__, self.path], env=env,
                                         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + 300
         while not os.path.exists(self.path + ".ready"):
@@ -99,6 +101,8 @@ class _Server:
         return connection
 
     def stop(self) -> None:
+        if not os.path.isdir(self.folder):
+            return
         try:
             self.process.stdin.close()   # its end of file ends the server
             self.process.wait(timeout=30)
@@ -112,16 +116,21 @@ class _Server:
         os.rmdir(self.folder)
 
 
-def _the_server() -> _Server | None:
-    global _server
+def _the_server(env: dict) -> _Server | None:
+    """The server started with `env`'s startup variables (started now if there is none, or it died)."""
+    key = _startup(env)
     with _lock:
-        if _server is None or _server.process.poll() is not None:
+        server = _servers.pop(key, None)
+        if server is None or server.process.poll() is not None:
             try:
-                _server = _Server()
+                server = _Server(env)
             except (OSError, RuntimeError):
                 return None
-            atexit.register(_server.stop)
-        return _server
+            atexit.register(server.stop)
+        _servers[key] = server          # the most recently used last
+        while len(_servers) > SERVERS_KEPT:
+            _servers.pop(next(iter(_servers))).stop()
+        return server
 
 
 class ZygoteProcess:
