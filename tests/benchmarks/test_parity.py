@@ -9,6 +9,7 @@ import sys
 import pytest
 import torch
 
+from tests import zygote
 from tests.conftest import HANG, REPO
 
 
@@ -44,9 +45,9 @@ def test_bf16_accumulation_clipping_and_ema_match_a_hand_written_loop_bitwise(tm
 
 
 def run_parity(tmp_path, *arguments: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(REPO / "benchmarks" / "parity.py"), "--trials", "1", "--epochs", "2",
-                           "--samples", "128", "--batch", "32", "--workdir", str(tmp_path), *arguments],
-                          capture_output=True, text=True, timeout=HANG)
+    return zygote.run([sys.executable, str(REPO / "benchmarks" / "parity.py"), "--trials", "1", "--epochs", "2",
+                       "--samples", "128", "--batch", "32", "--workdir", str(tmp_path), *arguments],
+                      capture_output=True, text=True, timeout=HANG)
 
 
 @pytest.mark.slow

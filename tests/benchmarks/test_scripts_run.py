@@ -5,12 +5,12 @@ prints its summary. On a machine without CUDA the GPU sections say they are skip
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 
 import pytest
 import torch
 
+from tests import zygote
 from tests.conftest import HANG, REPO
 
 CUDA = torch.cuda.is_available()
@@ -53,8 +53,8 @@ def test_every_benchmark_script_has_a_tiny_configuration():
                          + [pytest.param(*mode, id=f"{mode[0]} {mode[1][0]}") for mode in MODES])
 def test_benchmark_script_runs_to_its_summary(script, arguments, summary, tmp_path):
     command = [sys.executable, str(REPO / "benchmarks" / script), *(a.format(tmp=tmp_path) for a in arguments)]
-    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=HANG,
-                          env=dict(os.environ, BENCH_DIR=str(tmp_path)))
+    done = zygote.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=HANG,
+                      env=dict(os.environ, BENCH_DIR=str(tmp_path)))
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
     assert summary in done.stdout, output
