@@ -39,6 +39,9 @@ def hold(interrupt_on_repeat: bool = True) -> None:
     for sig in STOP_SIGNALS:
         signal.signal(sig, _keep)
     _held, _interrupts = True, interrupt_on_repeat
+    # a process started with them blocked (supervisor.start_child(holds_stop=True), the rank fork server) gets one
+    # that came while it started now, kept
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
 
 def _keep(signum: int, _frame: object) -> None:

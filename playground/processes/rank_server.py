@@ -9,14 +9,12 @@ It acts only in the server: the launcher names it in the environment the server 
 nowhere else, so importing this module anywhere else changes nothing.
 """
 import os
-import signal
 
 from playground.processes import held_stop
 
 SERVER_ENV = "PLAYGROUND_RANK_SERVER"
 
 if os.environ.pop(SERVER_ENV, None) == str(os.getppid()):
-    held_stop.hold(interrupt_on_repeat=False)
     # started with the stop signals blocked (supervisor._ensure_fork_server): one that came while this interpreter
-    # started is delivered now, to the handler that holds it
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, held_stop.STOP_SIGNALS)
+    # started is delivered as hold() unblocks them, to the handler that holds it
+    held_stop.hold(interrupt_on_repeat=False)

@@ -37,16 +37,24 @@ STOP_SIGNALS = held_stop.STOP_SIGNALS
 Child = Union[subprocess.Popen, BaseProcess]
 
 
-def start_child(command: list[str], **popen: Any) -> subprocess.Popen:
+def start_child(command: list[str], holds_stop: bool = False, **popen: Any) -> subprocess.Popen:
     """Popen(command, **popen) whose process gets SIGTERM when this one dies, with the command's own pid;
-    FileNotFoundError as Popen's when command[0] cannot be found."""
+    FileNotFoundError as Popen's when command[0] cannot be found. holds_stop: the command is a playground entry
+    point, which holds stop signals from its first line (held_stop.hold): it starts with them blocked (a mask
+    survives exec), so a SIGTERM passed on or sent to the whole group while its interpreter starts waits for that
+    line instead of killing it (exit 143, no checkpoint)."""
     env = popen.get("env")
     environ = os.environ if env is None else env
     if shutil.which(command[0], path=environ.get("PATH", os.defpath)) is None:
         raise FileNotFoundError(2, "No such file or directory", command[0])
     lc_ctype = "=" + environ["LC_CTYPE"] if "LC_CTYPE" in environ else ""
-    return subprocess.Popen([sys.executable, "-I", "-S", _wrapper.__file__, str(os.getpid()), lc_ctype, *command],
-                            **popen)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, held_stop.STOP_SIGNALS) if holds_stop else None
+    try:
+        return subprocess.Popen([sys.executable, "-I", "-S", _wrapper.__file__, str(os.getpid()), lc_ctype,
+                                 *command], **popen)
+    finally:
+        if mask is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 # What every rank imports anyway, imported once by the fork server that the ranks are forked from (instead of

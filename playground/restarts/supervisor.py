@@ -41,7 +41,7 @@ def supervise(command: list[str], run_dir: str, policy: RestartPolicy) -> int:
                       file=sys.stderr, flush=True)
                 return EXIT_STOPPED
             started = time.time()
-            process = start_child(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            process = start_child(command, holds_stop=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             child[:] = [process]
             if stopping.is_set():   # asked while it started: the attempt stops at its first boundary
                 signal_child(process)

@@ -96,11 +96,34 @@ def test_a_sigkill_of_the_launcher_is_reported_as_its_death_and_the_run_resumes_
     assert_same_records(run, uninterrupted(2).run)
 
 
+# Run by each interpreter that starts with the run's PYTHONPATH: in an attempt that --max-restarts starts (its
+# command has no --max-restarts), while its interpreter starts, a stop to the whole group, as a scheduler's would be.
+STOP_AT_ATTEMPT_START = """
+import os, signal, sys
+if "--max-restarts" not in sys.orig_argv and "--run-dir" in sys.orig_argv:
+    os.killpg(0, signal.SIGTERM)
+"""
+
+
+def test_a_stop_while_an_attempts_interpreter_starts_ends_it_with_75_and_a_checkpoint(tmp_path):
+    # The attempt starts with the stop signals blocked until its entry point holds them (start_child holds_stop):
+    # before, it died by SIGTERM (143, no checkpoint) and so did the command.
+    run = RunFolder(tmp_path, "attempt", checkpoint_opts(), env=UNHINDERED)
+    (tmp_path / "sitecustomize.py").write_text(STOP_AT_ATTEMPT_START)
+    code, output = run.run("--max-restarts", "2")
+    assert code == EXIT_PREEMPTED, output
+    assert "a checkpoint was written" in output and "killed by SIGTERM" not in output, output
+    assert run.checkpoint()["model"]
+
+
 @pytest.mark.parametrize("ranks, restarts", [(1, False), (1, True), (2, False)])
 def test_a_sigterm_while_the_run_starts_is_kept_and_ends_it_with_75_and_the_rerun_resumes(tmp_path, uninterrupted,
-                                                                                          ranks, restarts):
+                                                                                          ranks, restarts,
+                                                                                          monkeypatch):
     # Before the run's stop handler exists (torch still importing): kept by the entry point (processes/held_stop.py)
-    # and taken by the handler; a launcher passes it on to ranks that are themselves still starting.
+    # and taken by the handler; a launcher passes it on to ranks that are themselves still starting. A fresh
+    # interpreter, not one forked from the test zygote (which has imported torch: the run would be training).
+    monkeypatch.setenv("PLAYGROUND_TEST_ZYGOTE", "0")
     run = RunFolder(tmp_path, "early", checkpoint_opts(ranks=ranks), env=UNHINDERED)
     process = run.start(*(["--max-restarts", "2"] if restarts else []))
     time.sleep(0.3)
