@@ -48,13 +48,20 @@ def start_child(command: list[str], holds_stop: bool = False, **popen: Any) -> s
     if shutil.which(command[0], path=environ.get("PATH", os.defpath)) is None:
         raise FileNotFoundError(2, "No such file or directory", command[0])
     lc_ctype = "=" + environ["LC_CTYPE"] if "LC_CTYPE" in environ else ""
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, held_stop.STOP_SIGNALS) if holds_stop else None
-    try:
+    with _stop_signals_blocked() if holds_stop else contextlib.nullcontext():
         return subprocess.Popen([sys.executable, "-I", "-S", _wrapper.__file__, str(os.getpid()), lc_ctype,
                                  *command], **popen)
+
+
+@contextlib.contextmanager
+def _stop_signals_blocked() -> Iterator[None]:
+    """SIGTERM/SIGINT blocked in this thread meanwhile: a process started now inherits the mask through exec and
+    gets a stop that comes while it starts once held_stop.hold() unblocks them; here they come after."""
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
     finally:
-        if mask is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 # What every rank imports anyway, imported once by the fork server that the ranks are forked from (instead of
@@ -89,12 +96,11 @@ def _ensure_fork_server(preload: list[str]) -> None:
     # holds them: a stop sent to the whole group in between waits instead of killing the server. The resource
     # tracker is started first: starting it unblocks exactly these signals afterwards.
     resource_tracker.ensure_running()
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, held_stop.STOP_SIGNALS)
     try:
-        forkserver.ensure_running()
+        with _stop_signals_blocked():
+            forkserver.ensure_running()
     finally:
         del os.environ[SERVER_ENV]
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def _rank_main(index: int, launcher_pid: int, environ: dict[str, str], cwd: str, entry: Callable[..., None],
