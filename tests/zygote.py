@@ -30,7 +30,7 @@ import tempfile
 import threading
 import time
 
-# variables read when the interpreter or torch starts: a launch that changes one gets a fresh interpreter
+# variables read when the interpreter or torch starts: a launch that changes one gets a server started with it
 STARTUP_PREFIXES = ("TORCH", "PYTORCH", "OMP_", "MKL_", "KMP_", "GOMP_", "OPENBLAS", "CUDA", "NCCL", "NVIDIA",
                     "LD_", "MALLOC", "PYTHON")
 PER_LAUNCH = {"PYTHONPATH", "PYTHONUNBUFFERED"}   # applied in the child as a fresh interpreter applies them
