@@ -10,6 +10,20 @@ from pathlib import Path
 
 import pytest
 
+
+def pytest_configure(config) -> None:
+    """Each of the suite's n workers (pytest-xdist), and every process its tests start, computes with cores // n
+    threads (torch reads OMP_NUM_THREADS when it is imported, after this). With torch's default, a thread per core
+    in each of n workers' processes at once, OpenMP threads busy-wait for each other between operations and the
+    same work costs more CPU. Only in a worker: a suite run without xdist is alone on the machine, and the serial
+    tests compare a Slurm task's threads (torch's default: its CPU mask) with the built-in launcher's. What the
+    caller set is kept; a run whose opts give its threads still uses them."""
+    if not hasattr(config, "workerinput"):
+        return
+    workers = int(os.environ["PYTEST_XDIST_WORKER_COUNT"])
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(len(os.sched_getaffinity(0)) // workers, 1)))
+
+
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 # seconds: the limit on a test's subprocess or wait, which only turns a hang into a failure. Never a speed
