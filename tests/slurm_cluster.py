@@ -20,6 +20,8 @@ import subprocess
 import tempfile
 import time
 
+from tests.proc_state import alive
+
 CPUS_PER_NODE = 2
 DAEMONS = ("munged", "slurmctld", "slurmd", "scontrol", "srun", "sbatch", "squeue", "scancel")
 START_TIMEOUT_S = 60
@@ -213,19 +215,11 @@ def _end_pids(pids: list[int], wait_s: float) -> None:
     for pid in pids:
         _signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
+    while time.monotonic() < deadline and any(alive(pid) for pid in pids):
         time.sleep(0.1)
     for pid in pids:
-        if _alive(pid):
+        if alive(pid):
             _signal(pid, signal.SIGKILL)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def _signal(pid: int, sig: int) -> None:

@@ -7,6 +7,9 @@
 - A complete line that is not a journal record (binary garbage, a bad line, a record of the wrong shape) is a
   `JournalDamaged`: one message naming the journal, the line and the repair command, never a traceback.
 - A journal shorter than what this process already read was cut under it: JournalDamaged too.
+- The lock file holds its holder's token. Optuna breaks a lock left unchanged past its grace (a writer killed
+  mid-append leaves one): a holder that was stopped that long (SIGSTOP, a suspended VM, a frozen host) finds its
+  token gone when it wakes, writes nothing (`JournalLockLost`) and never removes the lock another writer holds.
 Only public Optuna names are used (the BaseJournalBackend interface, JournalFileOpenLock, JournalStorage), each
 imported when first needed: importing the sweep layer never imports optuna.
 """
@@ -15,11 +18,13 @@ from __future__ import annotations
 import json
 import os
 import sys
+import uuid
 from typing import Any, Generator
 
 from playground.sweeps.errors import SweepError
 
 TAIL_BLOCK = 1 << 16
+LOCK_GRACE_S = 30           # Optuna's default; PLAYGROUND_JOURNAL_LOCK_GRACE_S overrides it (whole seconds, >= 3)
 _scan = json.JSONDecoder().raw_decode      # one JSON value at the start of a str: (value, where it ends)
 
 
@@ -35,6 +40,60 @@ class JournalDamaged(SweepError):
         super().__init__(f"{where}: {what}; the sweep's journal is damaged. Rebuild it from the trial folders with "
                          f"{repair_command(journal)} (the damaged file is kept, renamed study.journal.replaced-<time>)")
         self.journal, self.line = journal, line
+
+
+class JournalLockLost(SweepError):
+    """This process held the journal's lock past its grace (it was stopped or frozen) and another writer broke it
+    as stale: what it was about to write was not written, and its view of the study may be out of date."""
+
+    def __init__(self, journal: str, grace: int) -> None:
+        super().__init__(f"{journal}: this process held the journal's lock for more than its {grace} s grace (it "
+                         "was stopped or frozen) and another process broke it as stale; nothing more was written. "
+                         "Its trials go to the other agents (heartbeat grace); start an agent again if needed")
+
+
+class JournalLock:
+    """Optuna's JournalFileOpenLock on `path` (an O_EXCL lock file; a waiting writer breaks one left unchanged
+    past the grace), with this holder's token written into the file: `held()` tells whether it is still ours."""
+
+    def __init__(self, path: str) -> None:
+        from optuna.storages.journal import JournalFileOpenLock
+        self.grace = _lock_grace()
+        self._lock = JournalFileOpenLock(path, grace_period=self.grace)
+        self.path = path + ".lock"        # optuna's name for it
+        self._token = b""
+
+    def acquire(self) -> None:
+        self._lock.acquire()
+        self._token = f"{os.getpid()} {uuid.uuid4().hex}\n".encode("ascii")
+        try:
+            with open(self.path, "r+b") as handle:     # the file just made; never created here
+                handle.write(self._token)
+        except FileNotFoundError:       # broken already (stopped past the grace right here): not held()
+            pass
+
+    def held(self) -> bool:
+        try:
+            with open(self.path, "rb") as handle:
+                return handle.read() == self._token
+        except FileNotFoundError:
+            return False
+
+    def release(self) -> None:
+        """Remove the lock file when it is still ours; a lock another writer took since is left alone."""
+        if self.held():
+            self._lock.release()
+        self._token = b""
+
+
+def _lock_grace() -> int:
+    given = os.environ.get("PLAYGROUND_JOURNAL_LOCK_GRACE_S", "").strip()
+    if not given:
+        return LOCK_GRACE_S
+    if not given.isdigit() or int(given) < 3:
+        raise SweepError(f"PLAYGROUND_JOURNAL_LOCK_GRACE_S={given!r}: the journal lock's grace must be whole "
+                         "seconds, at least 3")
+    return int(given)
 
 
 class SweepJournal:
@@ -73,12 +132,11 @@ class SweepJournal:
                 self._read_to = (number, offset)
 
     @property
-    def lock(self) -> Any:
+    def lock(self) -> JournalLock:
         """The journal's file lock, made at the first append (imports Optuna). O_EXCL: it works on every local
-        filesystem; Optuna breaks a stale one."""
+        filesystem; a stale one is broken after its grace."""
         if self._lock is None:
-            from optuna.storages.journal import JournalFileOpenLock
-            self._lock = JournalFileOpenLock(self.path)
+            self._lock = JournalLock(self.path)
         return self._lock
 
     def append_logs(self, logs: list[dict[str, Any]]) -> None:
@@ -86,6 +144,8 @@ class SweepJournal:
         self.lock.acquire()
         try:
             with open(self.path, "a+b") as handle:
+                if not self.lock.held():    # stopped past the grace after acquiring: another writer went on
+                    raise JournalLockLost(self.path, self.lock.grace)
                 cut_torn_tail(handle, self.path)
                 handle.write(text)
                 handle.flush()

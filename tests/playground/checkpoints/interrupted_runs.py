@@ -24,6 +24,7 @@ import torch
 
 from tests import zygote
 from tests.conftest import HANG, REPO, tiny_opts
+from tests.proc_state import alive
 
 OVERRIDE_NAME = "slow_marked_iterations"
 OVERRIDE = '''
@@ -166,22 +167,10 @@ def wait_gone(pids: list[int], timeout: float = HANG) -> None:
     """Wait until none of `pids` is alive (a killed rank's siblings may still be finishing a write)."""
     deadline = time.monotonic() + timeout
     for pid in pids:
-        while _alive(pid):
+        while alive(pid):
             if time.monotonic() > deadline:
                 raise TimeoutError(f"process {pid} is still alive {timeout} s after its run was stopped")
             time.sleep(0.02)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:   # a zombie (dead, not yet reaped by its parent) counts as gone
-        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def assert_same_training_state(a: dict, b: dict) -> None:

@@ -22,6 +22,7 @@ from playground.restarts.attempts import read_attempts
 from playground.restarts.fence import claims, read_claim
 from playground.sweeps.operations.reports import open_sweep
 from tests.conftest import HANG
+from tests.proc_state import state
 
 
 def _start(args: list[str], host: str, log: Path) -> subprocess.Popen:
@@ -94,21 +95,13 @@ def _stop_between_writes(agent: subprocess.Popen, journal_lock: Path) -> None:
     would write on waking: not this test's story (noted in issue 27's closing note)."""
     for _ in range(500):
         os.killpg(agent.pid, signal.SIGSTOP)
-        while _state(agent.pid) not in ("T", "Z", None):    # the signal is delivered, not yet acted on
+        while state(agent.pid) not in ("T", "Z", None):    # the signal is delivered, not yet acted on
             time.sleep(0.001)
         if not journal_lock.exists():
             return
         os.killpg(agent.pid, signal.SIGCONT)
         time.sleep(0.005)
     raise AssertionError(f"agent {agent.pid} held {journal_lock} at each of 500 tries")
-
-
-def _state(pid: int) -> str | None:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return None
 
 
 def test_a_stopped_agent_whose_trial_was_adopted_writes_nothing_after_waking_and_exits(write_spec, base_file,
