@@ -37,6 +37,7 @@ from playground.sweeps.files.metrics_tail import MetricsTail, epoch_records, obj
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.spec import SweepSpec
 from playground.sweeps.inputs.trial_timeouts import trial_timeouts
+from playground.sweeps.search.journal_file import JournalLockLost
 from playground.sweeps.search.retrying import StorageUnavailable
 
 POLL_SECONDS = 0.2
@@ -84,15 +85,38 @@ class Agent:
     def run_slot(self, slot: int) -> None:
         """Claims and runs trials until the sweep halts or nothing is left. Any failure stops this slot's run
         (SIGTERM: it checkpoints), releases its trial when it can, and is raised as SlotFailed (a storage outage
-        as itself), for the runner to stop the other slots and exit naming it."""
-        try:
-            self._claim_and_run(slot)
-        except Exception as err:
-            ticket = self.tickets.pop(slot, None)
-            self._abandon(slot, ticket)
-            if isinstance(err, StorageUnavailable):
-                raise
-            raise SlotFailed(slot, ticket.trial_id if ticket else None, self.folder, err) from err
+        as itself), for the runner to stop the other slots and exit naming it. A journal lock lost while this
+        agent was frozen, on a trial another agent has adopted meanwhile, is no failure: the trial is left to it."""
+        while True:
+            try:
+                self._claim_and_run(slot)
+                return
+            except JournalLockLost as err:
+                ticket = self.tickets.get(slot)
+                if ticket is not None and ticket.fence is not None and not ticket.fence.superseded():
+                    self._fail(slot, err)       # still its own: a failure like any other
+                self._leave_adopted(slot, ticket)
+            except Exception as err:
+                self._fail(slot, err)
+
+    def _leave_adopted(self, slot: int, ticket: Ticket | None) -> None:
+        """After a write that found its journal lock broken: its trial (if any) is another agent's now."""
+        self.tickets.pop(slot, None)
+        process = self.processes.pop(slot, None)
+        if process is not None:
+            supervisor.kill(process)    # its successor owns the folder, as when a claim supersedes a running one
+        if ticket is not None:
+            self.coordinator.release(ticket)
+        held = f"{ticket.trial_id}: " if ticket is not None and ticket.fence is not None else ""
+        _note(f"{held}this agent was frozen past the journal lock's grace and another process broke the lock; "
+              + ("the trial was adopted meanwhile, this agent leaves it" if held else "nothing of it was written"))
+
+    def _fail(self, slot: int, err: BaseException) -> None:
+        ticket = self.tickets.pop(slot, None)
+        self._abandon(slot, ticket)
+        if isinstance(err, StorageUnavailable):
+            raise err
+        raise SlotFailed(slot, ticket.trial_id if ticket else None, self.folder, err) from err
 
     def _note_waiting(self) -> None:
         """Once per trial: this agent stays, with nothing of its own to run, while another agent runs it."""

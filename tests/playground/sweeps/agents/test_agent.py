@@ -140,6 +140,65 @@ def test_a_stopped_agent_whose_trial_was_adopted_writes_nothing_after_waking_and
     assert [r["epoch"] for r in metrics if r["kind"] == "epoch"] == list(range(8))
 
 
+# in an agent's interpreter: its first append that reports an intermediate value stops the agent and its trial
+# (its process group: a frozen host) right after it took the journal's lock, before it writes. The thread that
+# sends a process-wide SIGSTOP may run on until its next system call; one sent to the thread itself stops it there
+STOP_INSIDE_AN_APPEND = """\
+import os, signal, threading
+if os.environ.get("PLAYGROUND_HOST_ID") == "host-a" and os.environ.get("STOP_INSIDE_AN_APPEND"):
+    from playground.sweeps.search import journal_file
+    real_append, done = journal_file.SweepJournal.append_logs, []
+
+    def append_logs(self, logs):
+        if not done and any("intermediate_value" in log for log in logs):
+            done.append(True)
+            lock, real_acquire = self.lock, self.lock.acquire
+
+            def acquire():
+                real_acquire()
+                lock.acquire = real_acquire
+                os.killpg(os.getpgrp(), signal.SIGSTOP)        # its trial and its other threads
+                signal.pthread_kill(threading.get_ident(), signal.SIGSTOP)     # and this one, here
+            lock.acquire = acquire
+        return real_append(self, logs)
+    journal_file.SweepJournal.append_logs = append_logs
+"""
+
+
+def test_an_agent_frozen_inside_a_journal_append_past_the_grace_writes_nothing_after_waking_and_leaves(
+        write_spec, base_file, tmp_path):
+    _contract(base_file, contract_epoch_seconds=0.3)
+    spec = write_spec({"name": "single"}, {"model_param.base_learning_rate": 0.1, "epoch_iter.num_epochs": 6},
+                      agents={"heartbeat_seconds": 0.2, "grace_seconds": 2})
+    sweep = tmp_path / "sweep"
+    _initialise(spec, sweep)
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(STOP_INSIDE_AN_APPEND)
+    env = {"PLAYGROUND_JOURNAL_LOCK_GRACE_S": "3", "STOP_INSIDE_AN_APPEND": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path / "site"), os.environ.get("PYTHONPATH")]))}
+    with pytest.MonkeyPatch.context() as patch:      # both agents: the grace; only host-a stops itself
+        for key, value in env.items():
+            patch.setenv(key, value)
+        a = _start(["sweep", "agent", str(sweep)], "host-a", tmp_path / "a.log")
+        _wait_for(lambda: state(a.pid) == "T", "agent A frozen inside an append", a)
+        b = _start(["sweep", "agent", str(sweep), "--quiet"], "host-b", tmp_path / "b.log")
+    try:
+        assert (sweep / "study.journal.lock").read_text().split()[0] == str(a.pid)     # A holds it, frozen
+        # B breaks A's lock after its 3 s grace, adopts A's trial (A's heartbeat is 2 s old) and ends it
+        assert _finish(b, tmp_path / "b.log") == 0, (tmp_path / "b.log").read_text()
+        assert _states(sweep) == {"t0000": "COMPLETE"}
+        journal = (sweep / "study.journal").read_bytes()
+    finally:
+        os.killpg(a.pid, signal.SIGCONT)
+    assert _finish(a, tmp_path / "a.log") == 0, (tmp_path / "a.log").read_text()   # exits on its own
+    log = (tmp_path / "a.log").read_text()
+    assert ("t0000: this agent was frozen past the journal lock's grace and another process broke the lock; the "
+            "trial was adopted meanwhile, this agent leaves it") in log and "Traceback" not in log, log
+    assert (sweep / "study.journal").read_bytes() == journal     # nothing written after waking
+    assert not (sweep / "study.journal.lock").exists()
+    assert _states(sweep) == {"t0000": "COMPLETE"}
+
+
 @pytest.mark.parametrize("storage", ["journal", "proxy"])
 def test_two_agents_with_distinct_host_ids_share_one_sweep(write_spec, base_file, tmp_path, capsys, storage):
     """Through the journal, and through a real `sweep serve` gRPC proxy on loopback (the several-hosts set-up
