@@ -22,7 +22,7 @@ from playground.restarts.attempts import read_attempts
 from playground.restarts.fence import claims, read_claim
 from playground.sweeps.operations.reports import open_sweep
 from tests.conftest import HANG
-from tests.proc_state import state
+from tests.proc_state import state, stopped
 
 
 def _start(args: list[str], host: str, log: Path) -> subprocess.Popen:
@@ -140,14 +140,14 @@ def test_a_stopped_agent_whose_trial_was_adopted_writes_nothing_after_waking_and
     assert [r["epoch"] for r in metrics if r["kind"] == "epoch"] == list(range(8))
 
 
-# in an agent's interpreter: its first append that reports an intermediate value stops the agent and its trial
-# (its process group: a frozen host) right after it took the journal's lock, before it writes. The thread that
-# sends a process-wide SIGSTOP may run on until its next system call; one sent to the thread itself stops it there
+# in an agent's interpreter: its first append that reports an intermediate value, once it holds the journal's lock
+# and before it writes, says so (the file STOP_INSIDE_AN_APPEND names) and waits there until the file is gone: the
+# test freezes the agent's process group meanwhile (a frozen host) and takes the file away
 STOP_INSIDE_AN_APPEND = """\
-import os, signal, threading
+import os, time
 if os.environ.get("PLAYGROUND_HOST_ID") == "host-a" and os.environ.get("STOP_INSIDE_AN_APPEND"):
     from playground.sweeps.search import journal_file
-    real_append, done = journal_file.SweepJournal.append_logs, []
+    real_append, done, marker = journal_file.SweepJournal.append_logs, [], os.environ["STOP_INSIDE_AN_APPEND"]
 
     def append_logs(self, logs):
         if not done and any("intermediate_value" in log for log in logs):
@@ -157,8 +157,9 @@ if os.environ.get("PLAYGROUND_HOST_ID") == "host-a" and os.environ.get("STOP_INS
             def acquire():
                 real_acquire()
                 lock.acquire = real_acquire
-                os.killpg(os.getpgrp(), signal.SIGSTOP)        # its trial and its other threads
-                signal.pthread_kill(threading.get_ident(), signal.SIGSTOP)     # and this one, here
+                open(marker, "w").close()
+                while os.path.exists(marker):
+                    time.sleep(0.01)
             lock.acquire = acquire
         return real_append(self, logs)
     journal_file.SweepJournal.append_logs = append_logs
@@ -174,22 +175,26 @@ def test_an_agent_frozen_inside_a_journal_append_past_the_grace_writes_nothing_a
     _initialise(spec, sweep)
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "sitecustomize.py").write_text(STOP_INSIDE_AN_APPEND)
-    env = {"PLAYGROUND_JOURNAL_LOCK_GRACE_S": "3", "STOP_INSIDE_AN_APPEND": "1",
+    holding = tmp_path / "holding-the-lock"
+    env = {"PLAYGROUND_JOURNAL_LOCK_GRACE_S": "3", "STOP_INSIDE_AN_APPEND": str(holding),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path / "site"), os.environ.get("PYTHONPATH")]))}
-    with pytest.MonkeyPatch.context() as patch:      # both agents: the grace; only host-a stops itself
+    with pytest.MonkeyPatch.context() as patch:      # both agents: the grace; only host-a waits in its append
         for key, value in env.items():
             patch.setenv(key, value)
         a = _start(["sweep", "agent", str(sweep)], "host-a", tmp_path / "a.log")
-        _wait_for(lambda: state(a.pid) == "T", "agent A frozen inside an append", a)
-        b = _start(["sweep", "agent", str(sweep), "--quiet"], "host-b", tmp_path / "b.log")
-    try:
-        assert (sweep / "study.journal.lock").read_text().split()[0] == str(a.pid)     # A holds it, frozen
-        # B breaks A's lock after its 3 s grace, adopts A's trial (A's heartbeat is 2 s old) and ends it
-        assert _finish(b, tmp_path / "b.log") == 0, (tmp_path / "b.log").read_text()
-        assert _states(sweep) == {"t0000": "COMPLETE"}
-        journal = (sweep / "study.journal").read_bytes()
-    finally:
-        os.killpg(a.pid, signal.SIGCONT)
+        _wait_for(holding.exists, "agent A holding the journal's lock before a write", a)
+        try:
+            os.killpg(a.pid, signal.SIGSTOP)     # agent A and its trial: a host frozen there
+            _wait_for(lambda: stopped(a.pid), "agent A stopped")
+            holding.unlink()                     # A goes on with its write when it wakes
+            assert (sweep / "study.journal.lock").read_text().split()[0] == str(a.pid)     # A holds it
+            b = _start(["sweep", "agent", str(sweep), "--quiet"], "host-b", tmp_path / "b.log")
+            # B breaks A's lock after its 3 s grace, adopts A's trial (A's heartbeat is 2 s old) and ends it
+            assert _finish(b, tmp_path / "b.log") == 0, (tmp_path / "b.log").read_text()
+            assert _states(sweep) == {"t0000": "COMPLETE"}
+            journal = (sweep / "study.journal").read_bytes()
+        finally:
+            os.killpg(a.pid, signal.SIGCONT)
     assert _finish(a, tmp_path / "a.log") == 0, (tmp_path / "a.log").read_text()   # exits on its own
     log = (tmp_path / "a.log").read_text()
     assert ("t0000: this agent was frozen past the journal lock's grace and another process broke the lock; the "
