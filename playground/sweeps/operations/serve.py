@@ -21,7 +21,6 @@ from playground.sweeps.files.sweep_folder import SweepFolder
 
 
 def serve(sweep_dir: str, host: str = "0.0.0.0", port: int = 0) -> int:
-    import threading
 
     from playground.sweeps.inputs.storage_url import require_extra
     require_extra("grpc", "sweep serve")
@@ -50,10 +49,12 @@ def serve(sweep_dir: str, host: str = "0.0.0.0", port: int = 0) -> int:
     write_json(os.path.join(folder.control, "serve.json"),
                {"url": url, "host": host, "port": port, "pid": os.getpid(), "hostname": socket.gethostname(),
                 "journal": folder.journal, "started": time.time()})
-    stopping = threading.Event()
+    # A plain flag, polled: the handler runs in this thread between two bytecodes, which may be inside a wait
+    # on a threading.Event holding its lock (Event.set there deadlocks the server, seen under load)
+    stopping: list[int] = []
 
-    def stop(_signum: int, _frame: Any) -> None:
-        stopping.set()
+    def stop(signum: int, _frame: Any) -> None:
+        stopping.append(signum)
 
     # before the URL is printed: whoever read it may stop the server at once
     previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -61,8 +62,8 @@ def serve(sweep_dir: str, host: str = "0.0.0.0", port: int = 0) -> int:
         print(f"serving {folder.journal} at {url}\n"
               f"agents: playground sweep agent {folder.root} --storage {url}\n"
               f"        playground sweep run SPEC --sweep-dir {folder.root} --storage {url}", flush=True)
-        while not stopping.wait(0.5):
-            pass
+        while not stopping:
+            time.sleep(0.2)
         # calls in flight finish and get their replies; agents retry the rest against the next server
         server.stop(grace=5).wait()
         print(f"sweep serve {folder.root}: stopped", file=sys.stderr, flush=True)
