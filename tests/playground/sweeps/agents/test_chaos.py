@@ -66,7 +66,9 @@ def _assert_bitwise_equal_to_uninterrupted_runs(sweep: Path, base_file: Path, re
 @pytest.mark.slow
 @pytest.mark.parametrize("space", [CONTINUOUS, DISCRETE], ids=["continuous", "discrete-20-points"])
 def test_four_agents_killed_at_random_run_exactly_the_budget_with_every_point_distinct(write_spec, base_file,
-                                                                                       tmp_path, space):
+                                                                                       tmp_path, space, monkeypatch):
+    # an agent killed mid-append leaves the journal's lock: the others wait this grace (30 s by default) for it
+    monkeypatch.setenv("PLAYGROUND_JOURNAL_LOCK_GRACE_S", "5")
     _contract(base_file, contract_epoch_seconds=0.1)
     spec = write_spec({"name": "tpe", "max_trials": BUDGET, "seed": 0}, {**space, "epoch_iter.num_epochs": 4},
                       agents={"heartbeat_seconds": 0.5, "grace_seconds": 30}, max_restarts=10 * KILLS)

@@ -133,7 +133,8 @@ def _chaos(disk: SmallDisk, spec: Path, base_file: Path, tmp_path: Path,
         log = logs / f"{len(started)}.log"
         with open(log, "ab") as out:
             process = subprocess.Popen(disk.command([sys.executable, "-m", "playground", *command]), cwd=REPO,
-                                       env=dict(os.environ, PLAYGROUND_HOST_ID="host"), stdout=out,
+                                       env=dict(os.environ, PLAYGROUND_HOST_ID="host",
+                                                PLAYGROUND_JOURNAL_LOCK_GRACE_S="5"), stdout=out,
                                        stderr=subprocess.STDOUT, start_new_session=True)
         started[process] = log
         return process
@@ -182,7 +183,7 @@ def _chaos(disk: SmallDisk, spec: Path, base_file: Path, tmp_path: Path,
         kill()
         time.sleep(rng.uniform(0.2, 1.0))
 
-    # a writer killed mid-append: the agents wait out its lock's grace, cut the torn line with a note, go on
+    # a writer killed mid-append: the agents wait out its lock's grace (5 s here), cut the torn line, go on
     journal = sweep / "study.journal"
     complete_before = len(journal.read_bytes().splitlines())
     writer = subprocess.run([sys.executable, "-c", KILLED_WRITER, str(journal)], cwd=REPO, timeout=HANG)
