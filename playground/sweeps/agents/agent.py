@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NoReturn
 
 from playground.processes import supervisor
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED, EXIT_USAGE
@@ -111,7 +111,8 @@ class Agent:
         _note(f"{held}this agent was frozen past the journal lock's grace and another process broke the lock; "
               + ("the trial was adopted meanwhile, this agent leaves it" if held else "nothing of it was written"))
 
-    def _fail(self, slot: int, err: BaseException) -> None:
+    def _fail(self, slot: int, err: BaseException) -> NoReturn:
+        """Stop this slot's run, release its trial, and raise the failure for the runner."""
         ticket = self.tickets.pop(slot, None)
         self._abandon(slot, ticket)
         if isinstance(err, StorageUnavailable):

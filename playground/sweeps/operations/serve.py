@@ -21,7 +21,6 @@ from playground.sweeps.files.sweep_folder import SweepFolder
 
 
 def serve(sweep_dir: str, host: str = "0.0.0.0", port: int = 0) -> int:
-
     from playground.sweeps.inputs.storage_url import require_extra
     require_extra("grpc", "sweep serve")
     from playground.sweeps.search._optuna_private import grpc_server
