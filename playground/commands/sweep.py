@@ -166,7 +166,10 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
+    from playground.sweeps.inputs import environment
     from playground.sweeps.operations import reports
+    if args.sweep_command not in ("preview", "pause", "resume"):   # the commands that may open the study
+        environment.check()
     if args.sweep_command == "run":
         return _run(args)
     if args.sweep_command == "agent":

@@ -1,6 +1,7 @@
 """What a sweep is given, checked before anything runs: the spec, its search space (or Supervisor's mlrMBO R
 parameter set, `mlrmbo_params.py`), CANDLE's upf lines and list strings, mlrMBO's restart file, the storage URL,
-and every trial's opts against the schema (`prepare.prepare_sweep`).
+the environment variables a sweep reads (`environment.py`), and every trial's opts against the schema
+(`prepare.prepare_sweep`).
 
 The lowest floor of the sweep layer: imports only `sweeps.errors` and the options, outputs, restarts and candle
 (`candle.list_values`, CANDLE's list strings) layers;

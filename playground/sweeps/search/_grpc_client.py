@@ -4,13 +4,11 @@ for ever. grpc is an extra: nothing is imported until a proxy is opened.
 """
 from __future__ import annotations
 
-import os
 from functools import partial
 from typing import Any
 
+from playground.sweeps.inputs import environment
 from playground.sweeps.search._optuna_private import deadline_proxy
-
-CALL_DEADLINE_S = 30.0
 
 
 def _with_deadline(stub: Any, seconds: float) -> Any:
@@ -22,7 +20,7 @@ def _with_deadline(stub: Any, seconds: float) -> Any:
 
 
 def _deadline(stub: Any) -> Any:
-    return _with_deadline(stub, float(os.environ.get("PLAYGROUND_STORAGE_CALL_S", CALL_DEADLINE_S)))
+    return _with_deadline(stub, environment.seconds("PLAYGROUND_STORAGE_CALL_S"))
 
 
 def DeadlineProxy(host: str, port: int) -> Any:  # noqa: N802  a class built on first use (grpc is an extra)

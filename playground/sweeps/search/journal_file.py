@@ -22,9 +22,9 @@ import uuid
 from typing import Any, Generator
 
 from playground.sweeps.errors import SweepError
+from playground.sweeps.inputs import environment
 
 TAIL_BLOCK = 1 << 16
-LOCK_GRACE_S = 30           # Optuna's default; PLAYGROUND_JOURNAL_LOCK_GRACE_S overrides it (whole seconds, >= 3)
 _scan = json.JSONDecoder().raw_decode      # one JSON value at the start of a str: (value, where it ends)
 
 
@@ -58,7 +58,7 @@ class JournalLock:
 
     def __init__(self, path: str) -> None:
         from optuna.storages.journal import JournalFileOpenLock
-        self.grace = _lock_grace()
+        self.grace = int(environment.seconds("PLAYGROUND_JOURNAL_LOCK_GRACE_S"))   # Optuna's default: 30
         self._lock = JournalFileOpenLock(path, grace_period=self.grace)
         self.path = path + ".lock"        # optuna's name for it
         self._token = b""
@@ -84,16 +84,6 @@ class JournalLock:
         if self.held():
             self._lock.release()
         self._token = b""
-
-
-def _lock_grace() -> int:
-    given = os.environ.get("PLAYGROUND_JOURNAL_LOCK_GRACE_S", "").strip()
-    if not given:
-        return LOCK_GRACE_S
-    if not given.isdigit() or int(given) < 3:
-        raise SweepError(f"PLAYGROUND_JOURNAL_LOCK_GRACE_S={given!r}: the journal lock's grace must be whole "
-                         "seconds, at least 3")
-    return int(given)
 
 
 class SweepJournal:

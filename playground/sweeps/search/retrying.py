@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import datetime
 import functools
-import os
 import sys
 import time
 import uuid
 from typing import Any, Callable
 
 from playground.sweeps.errors import SweepError
+from playground.sweeps.inputs import environment
 from playground.sweeps.search._optuna_private import storage_trial_id
 
 TOKEN_ATTR = "playground:create_token"
@@ -70,7 +70,7 @@ def _storage_class() -> type:
         def __init__(self, backend: BaseStorage, shown: str, transient: Callable[[BaseException], bool],
                      bound_s: float | None = None) -> None:
             self.backend, self.shown, self.transient = backend, shown, transient
-            self.bound_s = float(os.environ.get("PLAYGROUND_STORAGE_RETRY_S", "120")) if bound_s is None else bound_s
+            self.bound_s = environment.seconds("PLAYGROUND_STORAGE_RETRY_S") if bound_s is None else bound_s
 
         def call(self, name: str, *args: Any, recover: Callable[[BaseException], Any] | None = None,
                  **kwargs: Any) -> Any:

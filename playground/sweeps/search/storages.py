@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from playground.outputs.atomic_files import write_json
 from playground.sweeps.errors import SweepError
+from playground.sweeps.inputs import environment
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.storage_url import GRPC, JOURNAL, POSTGRES, Storage, parse_storage, redact, require_extra
 
@@ -149,7 +150,7 @@ def _open_grpc(storage: Storage) -> Any:
     parts = urlsplit(storage.url)
     proxy = DeadlineProxy(host=parts.hostname, port=parts.port)
     try:
-        proxy.wait_server_ready(timeout=float(os.environ.get("PLAYGROUND_STORAGE_CONNECT_S", "10")))
+        proxy.wait_server_ready(timeout=environment.seconds("PLAYGROUND_STORAGE_CONNECT_S"))
     except ConnectionError:
         proxy.close()
         raise SweepError(f"storage {storage.shown}: no storage proxy answers there; start one beside the sweep "
