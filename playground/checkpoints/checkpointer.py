@@ -125,13 +125,16 @@ class Checkpointer:
             self._stop()
         return saved
 
-    def after_iteration(self, epoch: int, iters_done: int, capture: StateCapture) -> str | None:
-        """Mid-epoch checkpoints (ckpt_every_n_iters) and preemption, at an iteration boundary; the path saved."""
-        stop = self.preemption.should_stop(self.world_size, capture.global_iter)
+    def after_iteration(self, epoch: int, iters_done: int, global_iter: int, epoch_iterations: int,
+                        capture: Callable[[], StateCapture]) -> str | None:
+        """Mid-epoch checkpoints (ckpt_every_n_iters) and preemption, at an iteration boundary; the path saved.
+
+        Called after every iteration: `capture()` is asked only when saving."""
+        stop = self.preemption.should_stop(self.world_size, global_iter)
         saved = None
-        if stop or self.policy.iteration_due(epoch, capture.global_iter, iters_done, capture.epoch_iterations):
+        if stop or self.policy.iteration_due(epoch, global_iter, iters_done, epoch_iterations):
             path = os.path.join(self.folder, f"model_checkpoint_epoch{epoch}_iter{iters_done}.pt")
-            saved = self._save(path, epoch, iters_done, "preemption" if stop else "iteration", False, capture)
+            saved = self._save(path, epoch, iters_done, "preemption" if stop else "iteration", False, capture())
         if stop:
             self._stop()
         return saved

@@ -9,14 +9,19 @@ and the new hook starts fresh.
 from __future__ import annotations
 
 import logging
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from playground.options.registry import ComponentError, resolve
 from playground.trainer.hook import Hook
 
 
 class HookList:
-    """Hooks in call order; `call(stage, ...)` runs that stage of each."""
+    """Hooks in call order; `call(stage, ...)` runs that stage of each hook that has it (overrides Hook's no-op).
+
+    The hooks that have a stage are found once, at its first call: the loop calls five stages every iteration,
+    and calling each hook's inherited no-ops there cost more than the hooks' own work (tens of microseconds a
+    step, which a short GPU step shows). The list is fixed once built.
+    """
 
     def __init__(self, hooks: list[Hook]) -> None:
         names = [h.name for h in hooks]
@@ -25,10 +30,14 @@ class HookList:
             raise ValueError(f"opts.model.hooks_py: hook name(s) {', '.join(twice)} used twice; each hook's state "
                              "is saved under its name, so give each a distinct `name`")
         self.hooks = hooks
+        self._stages: dict[str, list[Callable[..., None]]] = {}
 
     def call(self, stage: str, *args: Any) -> None:
-        for hook in self.hooks:
-            getattr(hook, stage)(*args)
+        callers = self._stages.get(stage)
+        if callers is None:
+            callers = self._stages[stage] = [getattr(h, stage) for h in self.hooks if _has_stage(h, stage)]
+        for method in callers:
+            method(*args)
 
     def __iter__(self) -> Iterator[Hook]:
         return iter(self.hooks)
@@ -54,6 +63,12 @@ class HookList:
                 say = log.warning if state else log.info
                 say("the checkpoint holds hook %s, which this run does not have (removed from the opts?): its "
                     "state is dropped", name)
+
+
+def _has_stage(hook: Any, stage: str) -> bool:
+    """Whether calling `stage` on `hook` can do anything: not Hook's own no-op (a function set on the instance,
+    or an object that is no Hook, counts as doing something)."""
+    return getattr(getattr(hook, stage), "__func__", None) is not getattr(Hook, stage)
 
 
 def build_hooks(trainer: Any) -> HookList:

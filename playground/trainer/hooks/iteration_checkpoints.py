@@ -11,7 +11,8 @@ class IterationCheckpoints(Hook):
 
     def end_of_iter(self, epoch: int, epoch_iter: int) -> None:
         trainer = self.trainer
-        saved = trainer.checkpointer.after_iteration(epoch, epoch_iter + 1, trainer.state_capture())
+        saved = trainer.checkpointer.after_iteration(epoch, epoch_iter + 1, trainer.global_iter,
+                                                     trainer.epoch_iterations, trainer.state_capture)
         if saved:
             trainer.model_path = saved
 

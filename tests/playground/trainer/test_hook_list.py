@@ -109,3 +109,36 @@ def test_a_hook_reads_the_trainer_during_the_run_and_does_not_keep_it_alive_afte
     gc.collect()
     with pytest.raises(ReferenceError):
         hook.trainer.opts
+
+
+def test_each_stage_calls_every_hook_that_has_it_in_list_order_and_skips_none():
+    """The hook list finds the hooks that have a stage once (hook_list.py); a stage a hook inherits from another
+    user class, or a function set on the instance, counts as having it."""
+    from playground.trainer.hook import Hook
+    from playground.trainer.hook_list import HookList
+    calls = []
+
+    class Counting(Hook):
+        def after_iter(self, epoch, epoch_iter):
+            calls.append((self.name, "after_iter", epoch, epoch_iter))
+
+    class Inherits(Counting):        # after_iter from its user base class
+        def before_iter(self, epoch, epoch_iter):
+            calls.append((self.name, "before_iter", epoch, epoch_iter))
+
+    class Bare(Hook):
+        pass
+
+    a, b, c, d = Counting(None), Inherits(None), Bare(None), Bare(None)
+    for hook, name in ((a, "a"), (b, "b"), (c, "c"), (d, "d")):
+        hook.name = name
+    d.after_iter = lambda epoch, epoch_iter: calls.append(("d", "after_iter", epoch, epoch_iter))
+    hooks = HookList([a, b, c, d])
+    for i in range(2):
+        hooks.call("before_iter", 0, i)
+        hooks.call("after_iter", 0, i)
+        hooks.call("end_of_iter", 0, i)
+    assert calls == [("b", "before_iter", 0, 0), ("a", "after_iter", 0, 0), ("b", "after_iter", 0, 0),
+                     ("d", "after_iter", 0, 0),
+                     ("b", "before_iter", 0, 1), ("a", "after_iter", 0, 1), ("b", "after_iter", 0, 1),
+                     ("d", "after_iter", 0, 1)]
