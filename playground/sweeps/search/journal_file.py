@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 import uuid
 from typing import Any, Generator
 
@@ -62,15 +63,24 @@ class JournalLock:
         self._lock = JournalFileOpenLock(path, grace_period=self.grace)
         self.path = path + ".lock"        # optuna's name for it
         self._token = b""
+        self._taken = 0.0
 
     def acquire(self) -> None:
         self._lock.acquire()
+        self._taken = time.monotonic()
         self._token = f"{os.getpid()} {uuid.uuid4().hex}\n".encode("ascii")
         try:
             with open(self.path, "r+b") as handle:     # the file just made; never created here
                 handle.write(self._token)
+                handle.truncate()       # a longer token written by another at the same moment must not show
         except FileNotFoundError:       # broken already (stopped past the grace right here): not held()
             pass
+
+    def outlived_grace(self) -> bool:
+        """Whether the lock was taken at least a grace ago (the monotonic clock runs on while a process is
+        stopped): only then can another writer have broken it as stale. Sooner, a writer that was breaking an
+        older stale lock at that very moment removed ours instead (Optuna removes the lock file by its name)."""
+        return time.monotonic() - self._taken >= self.grace
 
     def held(self) -> bool:
         try:
@@ -131,15 +141,23 @@ class SweepJournal:
 
     def append_logs(self, logs: list[dict[str, Any]]) -> None:
         text = "".join(json.dumps(log, separators=(",", ":")) + "\n" for log in logs).encode("utf-8")
+        while not self._append(text):
+            pass
+
+    def _append(self, text: bytes) -> bool:
+        """Write `text` under the lock; False when the lock was taken from under us within its grace (try again)."""
         self.lock.acquire()
         try:
             with open(self.path, "a+b") as handle:
-                if not self.lock.held():    # stopped past the grace after acquiring: another writer went on
-                    raise JournalLockLost(self.path, self.lock.grace)
+                if not self.lock.held():
+                    if self.lock.outlived_grace():  # stopped past the grace after acquiring: another writer went on
+                        raise JournalLockLost(self.path, self.lock.grace)
+                    return False                    # lost to a writer breaking an older stale lock: wait our turn
                 cut_torn_tail(handle, self.path)
                 handle.write(text)
                 handle.flush()
                 os.fsync(handle.fileno())
+            return True
         finally:
             self.lock.release()
 

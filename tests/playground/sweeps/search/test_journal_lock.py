@@ -122,3 +122,43 @@ def test_a_grace_that_is_no_whole_number_of_seconds_is_refused_naming_the_variab
     with pytest.raises(SweepError, match="PLAYGROUND_JOURNAL_LOCK_GRACE_S='0.5'"):
         SweepJournal(str(tmp_path / "study.journal")).append_logs([{"op_code": 0, "worker_id": "a"}])
     assert (tmp_path / "study.journal").read_bytes() == b""
+
+
+def test_a_lock_taken_away_within_its_grace_is_waited_for_and_the_record_written_once_not_lost(tmp_path,
+                                                                                              monkeypatch):
+    """Optuna breaks a stale lock by its file name: a writer that judged an older lock stale, then removed the
+    file, removes the lock another writer has just taken in its place (a moment's race when two wait on a frozen
+    writer's lock). The writer robbed within its grace was not frozen: it waits for the lock like any writer and
+    writes its record once, instead of failing as if it had been stopped."""
+    import threading
+
+    from playground.sweeps.search.journal_file import SweepJournal
+    monkeypatch.setenv("PLAYGROUND_JOURNAL_LOCK_GRACE_S", str(GRACE_S))
+    journal = SweepJournal(str(tmp_path / "study.journal"))
+    lock, acquire = journal.lock, journal.lock.acquire
+    lock_file = tmp_path / "study.journal.lock"
+    foreign = b"4242 a-writer-that-broke-a-stale-lock-a-moment-too-late\n"
+    released = threading.Event()
+
+    def robbed_once():
+        acquire()
+        if not released.is_set() and not getattr(robbed_once, "done", False):
+            robbed_once.done = True
+            lock_file.rename(tmp_path / "gone")          # what Optuna's release() in the other writer does
+            (tmp_path / "gone").unlink()
+            fd = os.open(lock_file, os.O_CREAT | os.O_EXCL | os.O_WRONLY)    # and its own acquire after it
+            os.write(fd, foreign)
+            os.close(fd)
+
+            def let_go():
+                assert lock_file.read_bytes() == foreign
+                lock_file.unlink()
+                released.set()
+            threading.Timer(0.5, let_go).start()
+
+    monkeypatch.setattr(lock, "acquire", robbed_once)
+    started = time.monotonic()
+    journal.append_logs([{"op_code": 0, "worker_id": "a", "n": 1}])
+    assert released.is_set() and time.monotonic() - started < GRACE_S   # it waited for the other's lock, no more
+    assert _records(tmp_path) == [("a", 1)]
+    assert not lock_file.exists()
