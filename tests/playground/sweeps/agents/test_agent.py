@@ -25,12 +25,22 @@ from tests.conftest import HANG
 from tests.proc_state import state, stopped
 
 
+_STARTED: list[subprocess.Popen] = []     # the running test's `started` (conftest.py): killed at its end
+
+
+@pytest.fixture(autouse=True)
+def _agents_end_with_their_test(started, monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "_STARTED", started)
+
+
 def _start(args: list[str], host: str, log: Path) -> subprocess.Popen:
-    """A playground command as its own process group (so the whole tree can be signalled) on host `host`."""
+    """A playground command as its own process group (so the whole tree can be signalled) on host `host`; its
+    group is killed when the test ends, passed or failed."""
     env = dict(os.environ, PLAYGROUND_HOST_ID=host)
     with open(log, "ab") as out:
-        return subprocess.Popen([sys.executable, "-m", "playground", *args], env=env, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        _STARTED.append(subprocess.Popen([sys.executable, "-m", "playground", *args], env=env, stdout=out,
+                                         stderr=subprocess.STDOUT, start_new_session=True))
+    return _STARTED[-1]
 
 
 def _wait_for(condition, what: str, *processes: subprocess.Popen, story=lambda: "") -> None:

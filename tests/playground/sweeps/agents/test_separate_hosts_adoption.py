@@ -25,18 +25,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.serial]   # alone, after the paralle
 EPOCHS, GRACE = 6, 4
 
 
-@pytest.fixture
-def started():
-    """The agents a test starts; their process groups (trials included, stopped ones too) are killed at its end,
-    passed or failed, so a failing test leaves nothing running."""
-    processes: list[subprocess.Popen] = []
-    yield processes
-    for process in processes:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-
-
 def _agent_on(hosts, host: str, sweep: Path, log: Path, started: list) -> subprocess.Popen:
     """`sweep agent` on `host`, as its own process group, its host id the host's name (no PLAYGROUND_HOST_ID)."""
     env = {k: v for k, v in os.environ.items() if k != "PLAYGROUND_HOST_ID"}
