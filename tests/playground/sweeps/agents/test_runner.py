@@ -83,7 +83,9 @@ def test_adaptive_asha_stops_trials_through_sigterm_and_keeps_their_checkpoints(
                 "mode": "aggressive", "max_concurrent_trials": 4, "seed": 0}
     spec = write_spec(searcher, {**SAMPLED_SPACE, "epoch_iter.num_epochs": 4})
     sweep = tmp_path / "sweep"
-    assert main(["sweep", "run", str(spec), "--workers", "4", "--sweep-dir", str(sweep), "--quiet"]) == 0
+    # one trial at a time: which trials are pruned follows their order, not the machine's load (4 at once may all
+    # reach each rung in improving order on a loaded machine: none pruned; seen in test_rebuild.py)
+    assert main(["sweep", "run", str(spec), "--workers", "1", "--sweep-dir", str(sweep), "--quiet"]) == 0
     trials = _trials(sweep)
     states = sorted(t.state.name for t in trials)
     assert len(trials) == 4 and "PRUNED" in states and "COMPLETE" in states
