@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
+from playground.distribution.launcher_vars import whole_number
 from playground.processes.cpu_allocation import allocated_cpus  # noqa: F401  (part of this module's surface)
 
 PORT_BASE = 15000     # MASTER_PORT = PORT_BASE + job id mod PORT_SPAN: below Linux's ephemeral ports (32768-)
@@ -43,11 +44,11 @@ def step(env: Mapping[str, str] | None = None) -> Step | None:
     if env.get("PLAYGROUND_ATTEMPT"):   # a sweep trial: its agent was the step's task
         return None
     per_node = env.get("SLURM_STEP_TASKS_PER_NODE", env.get("SLURM_TASKS_PER_NODE", ""))
-    node_id = int(env.get("SLURM_NODEID", 0))
+    node_id = whole_number(env, "SLURM_NODEID", 0)
     counts = _tasks_per_node(per_node)
-    tasks = int(env["SLURM_NTASKS"])
+    tasks = whole_number(env, "SLURM_NTASKS", least=1)
     layout = f"SLURM_NTASKS={tasks}" + (f", SLURM_STEP_TASKS_PER_NODE={per_node}" if per_node else "")
-    return Step(tasks, int(env["SLURM_PROCID"]), int(env.get("SLURM_LOCALID", 0)), node_id,
+    return Step(tasks, whole_number(env, "SLURM_PROCID"), whole_number(env, "SLURM_LOCALID", 0), node_id,
                 counts[node_id] if node_id < len(counts) else 1, layout)
 
 

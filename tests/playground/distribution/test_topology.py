@@ -1,9 +1,14 @@
 """Who starts the ranks and which rank this process is, from opts and the environment (playground/distribution/topology.py)."""
 from __future__ import annotations
 
-from playground.options.loader import resolve_opts
+import re
+
+import pytest
+
 from playground.distribution.topology import topology_from
-from tests.conftest import tiny_opts
+from playground.options.layers import OptsError
+from playground.options.loader import resolve_opts
+from tests.conftest import run_cli, tiny_opts
 
 
 def opts(**distributed) -> dict:
@@ -92,3 +97,27 @@ def test_slurm_several_shards_on_one_node_use_distinct_ranks_and_devices():
     assert [t.global_rank(t.given_local_rank) for t in tasks] == [0, 1, 2, 3]
     assert len({t.device_name(t.given_local_rank) for t in tasks}) == 4
     assert all(t.world_size == 4 and not t.spawns for t in tasks)
+
+
+@pytest.mark.parametrize("env, named", [
+    ({"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "two"}, "WORLD_SIZE='two'"),
+    ({"RANK": "-1", "LOCAL_RANK": "0", "WORLD_SIZE": "2"}, "RANK='-1'"),
+    ({"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "0"}, "LOCAL_WORLD_SIZE='0'"),
+    ({"RANK": "3", "LOCAL_RANK": "0", "WORLD_SIZE": "2"}, "RANK=3 and WORLD_SIZE=2"),
+    ({"SLURM_STEP_ID": "0", "SLURM_NTASKS": "2", "SLURM_PROCID": "first"}, "SLURM_PROCID='first'"),
+    ({"SLURM_STEP_ID": "0", "SLURM_NTASKS": "", "SLURM_PROCID": "0"}, "SLURM_NTASKS=''"),
+])
+def test_a_malformed_launcher_variable_is_an_opts_error_naming_it(env, named):
+    with pytest.raises(OptsError, match=re.escape(named)):
+        topology_from(opts(num_cpus=1), env=env)
+
+
+def test_a_run_with_a_malformed_launcher_variable_left_in_the_shell_exits_2_before_making_its_folder(tmp_path,
+                                                                                                     opts_file):
+    run_dir = tmp_path / "run"
+    result = run_cli("--parameters-file", opts_file(tiny_opts()), "--run-dir", str(run_dir),
+                     env={"WORLD_SIZE": "2 ", "RANK": "0", "LOCAL_RANK": "zero"})
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "LOCAL_RANK='zero'" in lines[0] and "unset LOCAL_RANK" in lines[0], result.stderr
+    assert not run_dir.exists()
