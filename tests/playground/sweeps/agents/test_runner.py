@@ -176,7 +176,9 @@ def _progress(err: str) -> list[tuple[int, int]]:
 def test_an_agent_finishing_a_trial_of_a_raised_budget_counts_against_that_budget_never_past_it(
         write_spec, base_file, tmp_path, capsys):
     opts = json.loads(base_file.read_text())
-    opts["opts"]["model_param"]["contract_epoch_seconds"] = 0.1
+    # epochs long enough that the third trial is still training when the pause, asked after its first epoch,
+    # reaches it (with 0.1 s epochs a loaded machine let it finish first: nothing left for the agent to adopt)
+    opts["opts"]["model_param"]["contract_epoch_seconds"] = 0.4
     base_file.write_text(json.dumps(opts))
     space = {**SAMPLED_SPACE, "epoch_iter.num_epochs": 3}
     sweep = tmp_path / "sweep"
