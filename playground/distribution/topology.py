@@ -77,7 +77,8 @@ def topology_from(opts: dict, env: Mapping[str, str] | None = None) -> Topology:
         local_world = whole_number(env, "LOCAL_WORLD_SIZE", world, least=1)
         if rank >= world:
             raise OptsError(f"environment variables RANK={rank} and WORLD_SIZE={world}: a rank must be below the "
-                            "world size; left in this shell by another job? Unset them or start the run through torchrun")
+                            "world size; left in this shell by another job? Unset them or start the run through "
+                            "torchrun")
         return make(local_world, max(1, world // local_world), rank // local_world, "torchrun", rank,
                     whole_number(env, "LOCAL_RANK", rank % local_world))
     slurm = slurm_env.step(env)
