@@ -190,9 +190,24 @@ def live_trial(study: Any, storage_id: int) -> Any:
 
 
 def param_importances(study: Any) -> dict[str, float]:
-    """Optuna's parameter importances of the finished trials (RuntimeError/ValueError when it cannot tell)."""
+    """Optuna's parameter importances of the finished trials (RuntimeError/ValueError when it cannot tell).
+
+    When Optuna can compute them but warns that they mean nothing (too few trials: "importances will be equal"),
+    that is a ValueError with its words too: equal bars would read as a finding, and the warning would reach the
+    user as a raw UserWarning line with a file path."""
+    import warnings
+
     import optuna
-    return optuna.importance.get_param_importances(study)
+    finished = len(study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
+    if finished < 2:
+        raise ValueError(f"{finished} completed trial(s); importances need at least 2 to compare")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scores = optuna.importance.get_param_importances(study)
+    said = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+    if said:
+        raise ValueError(said[0].rstrip("."))
+    return scores
 
 
 def initialize(study: Any, spec: SweepSpec, upf_lines: list, priors: list) -> None:

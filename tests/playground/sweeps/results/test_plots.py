@@ -44,3 +44,24 @@ def test_parallel_coordinates_label_each_axis_with_its_values_and_have_a_colour_
         assert len(axes.get_lines()) == 3                                         # one line per finished trial
     finally:
         plt.close(figure)
+
+
+def test_plots_of_a_sweep_with_one_trial_say_why_there_are_no_importances_and_raise_no_warning(
+        write_spec, tmp_path, capsys):
+    """Optuna computes importances from one trial as all equal and warns (a raw UserWarning line): the importances
+    panel is instead left out with the reason, and the other plots are drawn."""
+    import warnings
+
+    from playground.cli import main
+    spec = write_spec({"name": "grid"}, {"model_param.base_learning_rate": {"type": "categorical", "vals": [0.1]},
+                                         "epoch_iter.num_epochs": 1})
+    sweep = tmp_path / "sweep"
+    assert main(["sweep", "run", str(spec), "--sweep-dir", str(sweep), "--quiet"]) == 0
+    capsys.readouterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")           # any warning reaching the user fails the test
+        assert main(["sweep", "plots", str(sweep)]) == 0
+    out, err = capsys.readouterr()
+    assert "importances.png: no importances: 1 completed trial(s); importances need at least 2 to compare" in err
+    assert not (sweep / "plots" / "importances.png").exists()
+    assert (sweep / "plots" / "history.png").is_file() and "history.png" in out
