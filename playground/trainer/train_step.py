@@ -27,8 +27,6 @@ class TrainStep:
         self.accum = int(p["grad_accum_steps"])
         self.channels_last = bool(p["channels_last"])
         self.precision = trainer.hooks.get("mixed_precision")
-        self._net: Any = None           # the network _ddp was found in (found again if the model's net changes)
-        self._ddp: DistributedDataParallel | None = None
 
     def autocast(self) -> ContextManager:
         return self.precision.autocast() if self.precision is not None else contextlib.nullcontext()
@@ -54,9 +52,7 @@ class TrainStep:
         trainer = self.trainer
         model = trainer.train_model
         optimizer, k = model.optimizer, self.accum
-        if model.net is not self._net:
-            self._net, self._ddp = model.net, _ddp_of(model.net)
-        ddp = self._ddp
+        ddp = _ddp_of(model.net)
         for micro in range(k):
             batch = model.batches.next()
             # Gradients are all-reduced once per iteration: the earlier micro-batches only accumulate locally.
