@@ -6,6 +6,7 @@ minutes later at the first storage call or journal append.
 """
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
@@ -42,7 +43,7 @@ def seconds(name: str) -> float:
         value = int(given) if knob.whole else float(given)
     except ValueError:
         value = None
-    if value is None or not value >= knob.floor or value == float("inf"):
+    if value is None or not (math.isfinite(value) and value >= knob.floor):
         kind = "whole seconds" if knob.whole else "seconds"
         raise SweepError(f"{name}={given!r}: it sets {knob.meaning}, in {kind}, at least {knob.floor:g} "
                          f"(default {knob.default:g}); set such a value or unset it")

@@ -192,9 +192,9 @@ def live_trial(study: Any, storage_id: int) -> Any:
 def param_importances(study: Any) -> dict[str, float]:
     """Optuna's parameter importances of the finished trials (RuntimeError/ValueError when it cannot tell).
 
-    When Optuna can compute them but warns that they mean nothing (too few trials: "importances will be equal"),
-    that is a ValueError with its words too: equal bars would read as a finding, and the warning would reach the
-    user as a raw UserWarning line with a file path."""
+    Fewer than 2 completed trials is a ValueError in our words (Optuna would give equal importances and warn). Any
+    other warning of its evaluator is a ValueError with its words: a result it warns about would read as a finding,
+    and the warning would reach the user as a raw UserWarning line with a file path."""
     import warnings
 
     import optuna
