@@ -74,7 +74,9 @@ class AnyExp(TrainerState):
         self.metrics, self.record_epochs = self.book.metrics, self.book.record_epochs
         self.samples_per_sec, self.secs_per_train = self.book.samples_per_sec, self.book.secs_per_train
         self.plotsIngredients: list[dict] = []
-        self.metrics_output: dict | None = None
+        # Caffe2's started as the dict opts['temp_var']['metrics_output'] = {}: an override may add to it before
+        # (or without) calling super().extendMetricsOutput()
+        self.metrics_output: dict = {}
         self.model_output: str | None = None
         self.model_path: str | None = None
         self.outputs = RunOutputs(self.run_dir, enabled=ctx.is_writer)
@@ -259,11 +261,12 @@ class AnyExp(TrainerState):
         pass
 
     def extendMetricsOutput(self) -> None:
-        """metrics_output gets this session's lists (epochs, samples_per_sec, secs_per_train, one per metric),
-        extending what an earlier call put there."""
+        """As Caffe2's: an empty metrics_output gets this session's lists (epochs, samples_per_sec, secs_per_train,
+        one per metric); one that holds lists already has each extended. The dict stays the same object, and
+        whatever else an override put in it goes into results.json too."""
         lists = self.book.lists()
         if not self.metrics_output:
-            self.metrics_output = lists
+            self.metrics_output.update(lists)
             return
         for name, values in lists.items():
             self.metrics_output.setdefault(name, []).extend(values)
@@ -271,7 +274,7 @@ class AnyExp(TrainerState):
     def createMetricsPlotsModelsOutputs(self) -> None:
         self.extendMetricsOutput()
         self.model_output = self.model_path
-        self.outputs.draw_plots(self.plotsIngredients, self.metrics_output, self.book)
+        self.outputs.draw_plots(self.plotsIngredients, {**self.book.lists(), **self.metrics_output}, self.book)
 
     def assembleAllOutputs(self) -> dict:
         return {"model": self.model_output, "metrics": self.metrics_output}
@@ -293,7 +296,7 @@ class AnyExp(TrainerState):
             self.createMetricsPlotsModelsOutputs()
             result = self.assembleAllOutputs()
             stopper = self.hooks.get("early_stopping")
-            self.outputs.write_results(result, self.book, wall_time=self.wall_time(),
+            self.outputs.write_results(result, self.book, wall_time=self.wall_time(), metrics=self.metrics_output,
                                        early_stopping=stopper.summary() if stopper is not None else None)
         finally:
             self._close_batches()
