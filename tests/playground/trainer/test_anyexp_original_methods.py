@@ -132,9 +132,12 @@ def test_an_extendMetricsOutput_that_adds_before_or_without_super_runs_and_resul
         assert set(result["metrics"]) == {"points"}       # as in Caffe2: only what the override put there
 
 
-@pytest.mark.parametrize("timing, interval_points", [("interval_end", [4, 8]), ("caffe2", [1, 5])])
+# epochs of the records of an epoch of 8 iterations, points every 4: iterations done / 8, or Caffe2's fract_epoch
+# epoch + epoch_iter / 8 with epoch_iter the 0-based iteration of the point (0 and 4), so plots line up with its runs'
+@pytest.mark.parametrize("timing, interval_points, fractions", [("interval_end", [4, 8], [0.5, 1.0, 1.0]),
+                                                                ("caffe2", [1, 5], [0.0, 0.5, 1.0])])
 def test_interval_record_points_close_n_iterations_or_fire_at_the_originals_iterations(tmp_path, timing,
-                                                                                      interval_points):
+                                                                                      interval_points, fractions):
     opts = tiny_opts(epoch_iter={"num_epochs": 2, "num_train_sample_per_epoch": 128, "batch_per_device": 16,
                                  "num_train_iteration_per_test": 4, "num_test_iter": 1,
                                  "record_points_at": timing})
@@ -146,3 +149,6 @@ def test_interval_record_points_close_n_iterations_or_fire_at_the_originals_iter
     expected += [(0, "epoch", 8), (1, "epoch", 8)]
     assert sorted((r["epoch"], r["kind"], r["epoch_iter"]) for r in records) == sorted(expected)
     assert [r["kind"] for r in records] == ["interval", "interval", "epoch"] * 2
+    assert [r["epochs"] for r in records] == [epoch + f for epoch in (0, 1) for f in fractions]
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["metrics"]["epochs"] == [r["epochs"] for r in records]
