@@ -33,6 +33,7 @@ from playground.checkpoints import checkpointer as ckpt
 from playground.data.batch_stream import build_test_stream, build_train_stream
 from playground.data.forms import as_stream_source
 from playground.outputs.earlier_outputs import set_aside_earlier_outputs
+from playground.options.metric_modes import mode_of_meter
 from playground.options.registry import resolve
 from playground.trainer.meters import MeanTrainingLoss
 from playground.trainer.metrics_book import MetricsBook
@@ -134,9 +135,9 @@ class AnyExp(TrainerState):
 
     def add_metric(self, name: str, calculator: Any, is_train: bool) -> None:
         """Measure `calculator` (Reset/Add/Compute) at every record point, as metric `name` (its best by the mode
-        the opts resolved for it, else by its name)."""
+        the opts resolved for it, else by the meter's higher_is_better, else by its name)."""
         mode = next((m.get("mode") for m in self.opts["output"]["metrics"] if m["name"] == name), None)
-        self.book.add_meter(name, calculator, is_train, mode)
+        self.book.add_meter(name, calculator, is_train, mode or mode_of_meter(calculator))
 
     def init_plots(self) -> None:
         """One plot per output.plots entry (add_plot)."""
