@@ -19,11 +19,15 @@ from tests.conftest import REPO
 
 HERE = Path(__file__).parent / "toy_benchmark"
 SCRIPT = str(HERE / "toy_baseline_pytorch.py")
-# The same script, SIGKILLed right after the checkpoint of the epoch KILL_AFTER_EPOCH names (1-based).
-KILLABLE = f'''
+
+
+def killable(folder: Path, module: str) -> str:
+    """A script that is `module` (a benchmark script in `folder`), SIGKILLed right after the checkpoint of the
+    epoch KILL_AFTER_EPOCH names (1-based)."""
+    return f'''
 import os, signal, sys
-sys.path.insert(0, {str(HERE)!r})
-from toy_baseline_pytorch import *
+sys.path.insert(0, {str(folder)!r})
+from {module} import *
 import candle
 _ckpt_epoch = candle.CandleCkptPyTorch.ckpt_epoch
 def ckpt_epoch(self, epoch, metric_value):
@@ -115,7 +119,7 @@ def test_the_values_handed_to_the_checkpoint_callback_are_the_runs_metrics(whole
 
 @pytest.mark.slow   # three processes of a 3-epoch run
 def test_resume_after_sigkill_matches_the_uninterrupted_run_bitwise(tmp_path, data_dir, whole_run):
-    (tmp_path / "killable.py").write_text(KILLABLE)
+    (tmp_path / "killable.py").write_text(killable(HERE, "toy_baseline_pytorch"))
     command = ["--epochs", "3", "--set", "hidden=[5,4]", "--run-dir", str(tmp_path / "run")]
     killed = candle(*command, data_dir=data_dir, script=str(tmp_path / "killable.py"), env={"KILL_AFTER_EPOCH": "2"})
     assert killed.returncode == -signal.SIGKILL, killed.stderr

@@ -17,6 +17,7 @@ import torch
 
 from playground.checkpoints.files import load_state, read_pointer
 from tests import zygote
+from tests.playground.candle.test_candle_lib_scripts import killable
 from tests.conftest import REPO
 
 PILOT1 = Path(__file__).parent / "pilot1"
@@ -24,19 +25,6 @@ P1B1 = str(PILOT1 / "P1B1" / "p1b1_baseline_pytorch.py")
 P1B2 = str(PILOT1 / "P1B2" / "p1b2_baseline_pytorch.py")
 TYPES = ["BRCA", "LUAD", "KIRC"]
 N_TEST = 7          # accuracies k/7 show whether a value kept its full precision
-# P1B1's shape, SIGKILLed right after the checkpoint of the epoch KILL_AFTER_EPOCH names (1-based).
-KILLABLE = f'''
-import os, signal, sys
-sys.path.insert(0, {str(PILOT1 / "P1B1")!r})
-from p1b1_baseline_pytorch import *
-import candle
-_ckpt_epoch = candle.CandleCkptPyTorch.ckpt_epoch
-def ckpt_epoch(self, epoch, metric_value):
-    _ckpt_epoch(self, epoch, metric_value)
-    if epoch + 1 == int(os.environ.get("KILL_AFTER_EPOCH", "0")):
-        os.kill(os.getpid(), signal.SIGKILL)
-candle.CandleCkptPyTorch.ckpt_epoch = ckpt_epoch
-'''
 
 
 def write_pilot1_csv(path: Path, rows: int, features: int, rng: np.random.RandomState) -> None:
@@ -101,7 +89,7 @@ def test_every_output_path_of_a_benchmark_is_inside_its_run_folder(p1b1_run):
 
 @pytest.mark.slow   # three processes of a 3-epoch run
 def test_p1b1s_shape_resumes_after_sigkill_bitwise_with_candles_checkpoint_callback(tmp_path, data_dir, p1b1_run):
-    (tmp_path / "killable.py").write_text(KILLABLE)
+    (tmp_path / "killable.py").write_text(killable(PILOT1 / "P1B1", "p1b1_baseline_pytorch"))
     killed = candle(str(tmp_path / "killable.py"), "--run-dir", str(tmp_path / "run"), data_dir=data_dir,
                     cwd=tmp_path, env={"KILL_AFTER_EPOCH": "2"})
     assert killed.returncode == -signal.SIGKILL, killed.stderr
