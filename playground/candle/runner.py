@@ -51,6 +51,7 @@ def _run_candle_once(command: CandleCommand) -> int:
     run_dir = os.path.abspath(command.run_dir or default_run_dir(os.path.splitext(os.path.basename(command.script))[0]))
     try:
         sets = command_sets(command)
+        outputs_inside(sets, run_dir)       # so the script's own parser reads them inside the run folder too
         argv = script_argv(os.path.abspath(command.script), sets, run_dir, command.defaults_file)
         with script_process(argv, run_dir):
             module = load_script(command.script)

@@ -103,7 +103,8 @@ def test_p1b1s_shape_resumes_after_sigkill_bitwise_with_candles_checkpoint_callb
 
 
 def test_p1b2s_shape_reports_its_printed_validation_loss_and_full_precision_test_accuracy(tmp_path, data_dir):
-    done = candle(P1B2, "--epochs", "3", "--run-dir", str(tmp_path / "run"), data_dir=data_dir, cwd=tmp_path)
+    done = candle(P1B2, "--epochs", "3", "--set", "logfile=logs/p1b2.log", "--run-dir", str(tmp_path / "run"),
+                  data_dir=data_dir, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     lines = records(tmp_path / "run")
     printed = [line.rsplit(" ", 1)[1] for line in done.stdout.splitlines() if line.startswith("=> Average valid")]
@@ -111,7 +112,8 @@ def test_p1b2s_shape_reports_its_printed_validation_loss_and_full_precision_test
     accuracy = lines[-1]["test_accuracy"]
     assert f"Evaluation on test data: {{'accuracy': {accuracy!r}}}" in done.stdout
     assert abs(accuracy * N_TEST - round(accuracy * N_TEST)) < 1e-12 and "test_accuracy" not in lines[0]
-    assert next((tmp_path / "run").glob("save.torch.A=sigmoid*.log")).is_file()    # save_path 'save', no slash
+    assert "Shape X_train: (32, 12)" in (tmp_path / "run" / "logs" / "p1b2.log").read_text()   # a relative logfile
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
 
 
 USER_CANDLE = '''
@@ -131,6 +133,7 @@ def test_a_candle_the_script_puts_on_its_path_wins_over_playgrounds(tmp_path, da
                   env={"PYTHONPATH": str(REPO)})
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("candle from common/") == 1 and len(records(tmp_path / "run")) == 1
+    assert next((tmp_path / "run").glob("save.torch.A=sigmoid*.log")).is_file()   # save_path 'save', no slash
 
 
 CALLS_A_MISSING_MEMBER = '''
