@@ -96,11 +96,20 @@ def script_process(argv: list[str], run_dir: str) -> Iterator[None]:
     if data_dir_unset:
         os.environ["CANDLE_DATA_DIR"] = os.path.join(os.path.abspath(run_dir), "data")
     finder = FallbackCandleFinder()
+    _forget_playgrounds_candle()    # an earlier script of this process found no other: this one may
     sys.meta_path.append(finder)
     try:
         yield
     finally:
         sys.argv = saved_argv
         sys.meta_path.remove(finder)
+        _forget_playgrounds_candle()
         if data_dir_unset:
             os.environ.pop("CANDLE_DATA_DIR", None)
+
+
+def _forget_playgrounds_candle() -> None:
+    """Drop `candle` from sys.modules when it is playground's, so the next import searches the path again."""
+    module = sys.modules.get("candle")
+    if module is not None and module.__name__.startswith("playground."):
+        del sys.modules["candle"]
