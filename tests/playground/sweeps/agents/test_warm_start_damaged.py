@@ -10,14 +10,20 @@ from playground.cli import main
 from playground.sweeps.agents.warm_start import link_checkpoint
 
 
-def test_continue_from_a_cut_or_damaged_checkpoint_exits_2_naming_it(write_spec, tmp_path, capsys):
-    spec = write_spec({"name": "single"}, {"epoch_iter.num_epochs": 1}, contract=False)   # a real playground run
+def _finished_sweep(write_spec, tmp_path):
+    """A sweep of one real `playground run` trial of one epoch: (spec, sweep folder, its checkpoint, the checkpoint's
+    info file, the `sweep continue` command that continues it for a second epoch)."""
+    spec = write_spec({"name": "single"}, {"epoch_iter.num_epochs": 1}, contract=False)
     sweep = tmp_path / "sweep"
     assert main(["sweep", "run", str(spec), "--sweep-dir", str(sweep), "--quiet"]) == 0
     checkpoint = sweep / "trials" / "t0000" / "checkpoints" / "model_checkpoint_epoch1.pt"
-    info = checkpoint.with_suffix(".json")
-    whole, facts = checkpoint.read_bytes(), json.loads(info.read_text())
     continued = ["sweep", "continue", str(sweep), "t0000", "--set", "epoch_iter.num_epochs=2"]
+    return spec, sweep, checkpoint, checkpoint.with_suffix(".json"), continued
+
+
+def test_continue_from_a_cut_or_damaged_checkpoint_exits_2_naming_it(write_spec, tmp_path, capsys):
+    _, sweep, checkpoint, info, continued = _finished_sweep(write_spec, tmp_path)
+    whole, facts = checkpoint.read_bytes(), json.loads(info.read_text())
 
     checkpoint.write_bytes(whole[: len(whole) // 2])                       # cut by a full disk
     assert main(continued) == 2
@@ -61,13 +67,8 @@ def _refused_by_weights_only(checkpoint, info) -> None:
 
 
 def test_a_checkpoint_whose_pickle_weights_only_refuses_is_never_continued_from_scratch(write_spec, tmp_path, capsys):
-    spec = write_spec({"name": "single"}, {"epoch_iter.num_epochs": 1}, contract=False)   # a real playground run
-    sweep = tmp_path / "sweep"
-    assert main(["sweep", "run", str(spec), "--sweep-dir", str(sweep), "--quiet"]) == 0
-    checkpoint = sweep / "trials" / "t0000" / "checkpoints" / "model_checkpoint_epoch1.pt"
-    info = checkpoint.with_suffix(".json")
+    spec, sweep, checkpoint, info, continued = _finished_sweep(write_spec, tmp_path)
     whole, facts = checkpoint.read_bytes(), info.read_text()
-    continued = ["sweep", "continue", str(sweep), "t0000", "--set", "epoch_iter.num_epochs=2"]
     _refused_by_weights_only(checkpoint, info)
     assert main(continued) == 2
     err = capsys.readouterr().err.strip()
