@@ -52,7 +52,7 @@ def test_a_pause_says_which_trials_checkpointed_and_which_were_killed_after_the_
     # t0000 (learning rate 0.1) is an ordinary trial, t0001 (0.01) hangs and ignores SIGTERM: SIGKILL after 1 s
     _contract(base_file, contract_epoch_seconds=0.2, hang_mode="ignore_term", hang_learning_rates=[0.01])
     space = {"model_param.base_learning_rate": {"type": "categorical", "vals": [0.1, 0.01]},
-             "epoch_iter.num_epochs": 20}
+             "epoch_iter.num_epochs": 100}   # 20 s: still running when the pause comes, however loaded
     spec = write_spec({"name": "grid"}, space, contract=False, trial_program=HANGING, trial_stop_grace=1)
     sweep = tmp_path / "sweep"
     run = subprocess.Popen([sys.executable, "-m", "playground", "sweep", "run", str(spec), "--sweep-dir", str(sweep),
