@@ -33,17 +33,7 @@ DATA=$(mktemp -d "${TMPDIR:-/tmp}/gpu-probe-data.XXXXXX")
 trap 'rm -rf "$DATA"' EXIT
 echo "gpu_probe $(date -u '+%Y-%m-%d %H:%M:%S UTC'); $(nproc) CPU cores; load average $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT"
 
-FAILED=0
-step() {    # step NAME SECONDS COMMAND...
-    local name=$1 limit=$2 started code
-    shift 2
-    printf '\n== %s (limit %s s): %s\n' "$name" "$limit" "$*" | tee -a "$OUT"
-    started=$(date +%s)
-    timeout --kill-after=5 "$limit" "$@" 2>&1 | tee -a "$OUT"
-    code=${PIPESTATUS[0]}
-    [ "$code" -ne 0 ] && FAILED=1
-    echo "-- $name: exit $code, $(( $(date +%s) - started )) s, load average $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT"
-}
+. benchmarks/gpu_steps.sh     # step NAME SECONDS COMMAND..., summary
 
 TRAIN=("$PY" benchmarks/gpu_train.py --images 2000 --batch 128 --data "$DATA" --arm-timeout 50)
 step same-window 100 "${TRAIN[@]}" --steps 30 --warmup 5
@@ -51,4 +41,5 @@ step finite-plain 35 "${TRAIN[@]}" --steps 30 --warmup 5 --finite-plain --arms p
 step workers-14 55 "${TRAIN[@]}" --steps 30 --warmup 5 --workers 14 --arms plain,playground
 step steady 80 "${TRAIN[@]}" --steps 120 --warmup 80 --arms plain,playground
 step pipeline 60 "$PY" benchmarks/data_pipeline.py --images 2000 --passes 8 --repeat 1 --data "$DATA"
+summary
 exit "$FAILED"
