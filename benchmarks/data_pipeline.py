@@ -404,8 +404,9 @@ def _report(rounds: list[dict[str, Measure]], cores: int) -> None:
                for pair in (("c0", "b0"), ("c1", "b1"), ("c1", "d"))}
     print(f"  CPU-bound, median of the rounds' own ratios (b and c measured seconds apart): c/b type 0: "
           f"{medians['c0', 'b0']:.2f}   c/b type 1: {medians['c1', 'b1']:.2f}   c/d: {medians['c1', 'd']:.2f}")
+    plain_median = statistics.median(_ratio(r, "c1", "p1", cores) for r in rounds)
     print(f"  CPU-bound, c/p (our loader against gpu_train.py's plain one around the same get_samples, type 1): "
-          f"best {cpu['c1'] / cpu['p1']:.2f}, median of the rounds {statistics.median(_ratio(r, 'c1', 'p1', cores) for r in rounds):.2f}")
+          f"best {cpu['c1'] / cpu['p1']:.2f}, median of the rounds {plain_median:.2f}")
     parts, workers_only = [], []
     for t in (0, 1):
         b, c = (statistics.median(r[k].per_image_us() for r in rounds) for k in (f"b{t}", f"c{t}"))

@@ -31,7 +31,8 @@ fi
 mkdir -p "$(dirname "$OUT")"
 DATA=$(mktemp -d "${TMPDIR:-/tmp}/gpu-probe-data.XXXXXX")
 trap 'rm -rf "$DATA"' EXIT
-echo "gpu_probe $(date -u '+%Y-%m-%d %H:%M:%S UTC'); $(nproc) CPU cores; load average $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT"
+echo "gpu_probe $(date -u '+%Y-%m-%d %H:%M:%S UTC'); $(nproc) CPU cores; load average" \
+     "$(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT"
 
 . benchmarks/gpu_steps.sh     # step NAME SECONDS COMMAND..., summary
 

@@ -125,7 +125,8 @@ def plain(args: argparse.Namespace) -> dict:
                 marks.append((begin, end))
     synchronize(args.device)
     wall = time.perf_counter() - started
-    result = {"images_per_s": args.steps * args.batch / wall, "gpu_wait": None, "cpu": cpu.stop(args.steps * args.batch)}
+    result = {"images_per_s": args.steps * args.batch / wall, "gpu_wait": None,
+              "cpu": cpu.stop(args.steps * args.batch)}
     if marks:
         busy = sum(b.elapsed_time(e) for b, e in marks) / 1000
         span = marks[0][0].elapsed_time(marks[-1][1]) / 1000
