@@ -13,7 +13,7 @@
 #   gpu-train     185   benchmarks/gpu_train.py: ResNet-50 on JPEGs from an LMDB, playground against a plain loop
 #                       (the three arms took about 60 s on an H200 host; making the 2000 JPEGs took 78 s there
 #                       in one process, now one process per core)
-#   data-pipeline  60   benchmarks/data_pipeline.py, whose GPU section (e, f) runs only here
+#   data-pipeline  60   benchmarks/data_pipeline.py, whose GPU section (e, g, f) runs only here
 # Every step's output goes to OUT, then a summary of exit codes and seconds. A step that fails or runs out of
 # time does not stop the others; the exit code is 1 when any did. Without a CUDA device it says so and exits 1
 # at once. PYTHON (default .venv/bin/python) is the interpreter.
