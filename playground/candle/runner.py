@@ -51,10 +51,11 @@ def _run_candle_once(command: CandleCommand) -> int:
     run_dir = os.path.abspath(command.run_dir or default_run_dir(os.path.splitext(os.path.basename(command.script))[0]))
     try:
         sets = command_sets(command)
+        files = given_files(command)
         argv = script_argv(os.path.abspath(command.script), sets, run_dir, command.defaults_file)
         with script_process(argv, run_dir):
             module = load_script(command.script)
-            params, warnings = resolved_params(module, command, sets, run_dir)
+            params, warnings = resolved_params(module, command, sets, files, run_dir)
             for key, value in run_keys(run_dir).items():
                 params.setdefault(key, value)
             for line in warnings:
@@ -142,9 +143,22 @@ def load_script(path: str) -> ModuleType:
     return module
 
 
-def resolved_params(module: ModuleType, command: CandleCommand, sets: dict, run_dir: str) -> tuple[dict, list[str]]:
-    """initialize_parameters(), then --defaults-file, --parameters-file, --set; checked against the script's
-    additional_definitions and required (module attributes, or what it gave initialize_parameters)."""
+def given_files(command: CandleCommand) -> dict[str, dict]:
+    """The params of --defaults-file and --parameters-file, read before the script is imported: a file that
+    cannot be used stops the command (exit 2) before any of the script's code runs."""
+    files = {}
+    if command.defaults_file:
+        files["defaults_file"] = read_defaults_file(command.defaults_file)
+    if command.parameters_file:
+        files["parameters_file"] = read_parameters_file(command.parameters_file)
+    return files
+
+
+def resolved_params(module: ModuleType, command: CandleCommand, sets: dict, files: dict[str, dict],
+                    run_dir: str) -> tuple[dict, list[str]]:
+    """initialize_parameters(), then --defaults-file, --parameters-file (as given_files read them), --set; checked
+    against the script's additional_definitions and required (module attributes, or what it gave
+    initialize_parameters)."""
     benchmark.set_command_context(command.defaults_file and os.path.abspath(command.defaults_file))
     try:
         base = module.initialize_parameters()
@@ -162,9 +176,9 @@ def resolved_params(module: ModuleType, command: CandleCommand, sets: dict, run_
     used = benchmark.called_with.get("defaults_file")
     layers = [(f"defaults file {used}" if used else "initialize_parameters()", dict(base))]
     if command.defaults_file and used != os.path.abspath(command.defaults_file):
-        layers.append((f"--defaults-file {command.defaults_file}", read_defaults_file(command.defaults_file)))
+        layers.append((f"--defaults-file {command.defaults_file}", files["defaults_file"]))
     if command.parameters_file:
-        layers.append((f"--parameters-file {command.parameters_file}", read_parameters_file(command.parameters_file)))
+        layers.append((f"--parameters-file {command.parameters_file}", files["parameters_file"]))
     if sets:
         layers.append(("--set", sets))
     definitions = getattr(module, "additional_definitions", None) or benchmark.called_with.get("additional_definitions")

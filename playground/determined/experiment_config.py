@@ -18,6 +18,7 @@ from playground.determined.hyperparameters import check_hyperparameters, fixed_v
 from playground.determined.searcher_config import check_length, check_searcher
 from playground.options.did_you_mean import did_you_mean
 from playground.options.layers import OptsError
+from playground.options.user_input.user_files import read_yaml as read_user_yaml
 
 DEFAULT_MAX_RESTARTS = 5          # Determined's default
 IGNORED = {   # key -> why it means nothing here (listed once in a note)
@@ -103,22 +104,9 @@ def is_experiment(data: Any) -> bool:
 
 
 def read_yaml(path: str) -> tuple[Any, str]:
-    """(the parsed YAML, its text); a file that cannot be read or parsed is an ExperimentConfigError with its
-    line and column."""
-    import yaml
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as err:
-        raise ExperimentConfigError(f"{path}: cannot read the experiment configuration: {err.strerror}") from None
-    try:
-        return yaml.safe_load(text), text
-    except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ExperimentConfigError(f"{path}{where}: not valid YAML: {err.problem or err.context}") from None
-    except yaml.YAMLError as err:
-        raise ExperimentConfigError(f"{path}: not valid YAML: {err}") from None
+    """(the parsed YAML, its text), read by the one reader of user files (bounded size and alias expansion,
+    UTF-8); a file that cannot be read or parsed is an ExperimentConfigError with its line and column."""
+    return read_user_yaml(path, "the experiment configuration", path, ExperimentConfigError)
 
 
 def load_experiment(path: str) -> Experiment:

@@ -7,10 +7,10 @@ so that validation errors can say where a bad value came from.
 from __future__ import annotations
 
 import ast
-import configparser
 import json
 from typing import Any, Callable
 
+from playground.options.user_input.user_files import read_ini, read_text
 from playground.processes.exit_codes import UserError
 
 
@@ -48,12 +48,8 @@ def load_blob(text: str, origin: str) -> dict:
 
 
 def load_blob_file(path: str) -> dict:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as err:
-        raise OptsError(f"--parameters-file {path}: cannot read it: {err.strerror}") from None
-    return load_blob(text, path)
+    """`{"opts": {...}}` from a file given as --parameters-file (read by the one reader of user files)."""
+    return load_blob(read_text(path, "the opts file", f"--parameters-file {path}", OptsError), path)
 
 
 def load_defaults_file(path: str, sections: tuple[str, ...], known_paths: list[str] | Callable[[], list[str]]) -> dict:
@@ -65,7 +61,7 @@ def load_defaults_file(path: str, sections: tuple[str, ...], known_paths: list[s
     own keys. Values are JSON literals as with --set (`null`, `true`, `3`, `[8, 16]`), else Python literals
     (`None`, `True`, `'step'`), else the plain string.
     """
-    parser = read_ini(path, f"--defaults-file {path}")
+    parser = read_ini(path, "the defaults file", f"--defaults-file {path}", OptsError)
     out: dict = {}
     problems = []
     for section in parser.sections():
@@ -89,20 +85,6 @@ def load_defaults_file(path: str, sections: tuple[str, ...], known_paths: list[s
     if problems:
         raise OptsError(problems)
     return out
-
-
-def read_ini(path: str, origin: str, strict: bool = True) -> configparser.ConfigParser:
-    """The parsed INI file (keys keep their case); OptsError naming `origin` when unreadable or malformed."""
-    parser = configparser.ConfigParser(interpolation=None, strict=strict)
-    parser.optionxform = str  # keep key case
-    try:
-        with open(path, encoding="utf-8") as handle:
-            parser.read_file(handle, source=path)
-    except OSError as err:
-        raise OptsError(f"{origin}: cannot read it: {err.strerror}") from None
-    except configparser.Error as err:
-        raise OptsError(f"{origin}: not a valid INI file: {err}") from None
-    return parser
 
 
 def parse_set(item: str) -> tuple[str, Any]:
