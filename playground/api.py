@@ -83,17 +83,13 @@ def prepare_opts(opts: dict, run_dir: str | None = None, sets: list[str] | None 
                  defaults: dict | None = None) -> PreparedRun:
     """Layer and validate `opts` (plus --set items and defaults) and write <run_dir>/opts.json; a PreparedRun."""
     from playground.launch.prepare import prepare
-    from playground.options.layers import parse_set, set_path
+    from playground.options.layers import sets_layer
     layers: list[tuple[str, dict]] = []
     if defaults:
         layers.append(("defaults", defaults))
     layers.append(("opts", opts.get("opts", opts)))
     if sets:
-        overrides: dict = {}
-        for item in sets:
-            path, value = parse_set(item)
-            set_path(overrides, path, value)
-        layers.append(("--set", overrides))
+        layers.append(("--set", sets_layer(sets)))
     return prepare(layers, run_dir=run_dir)
 
 

@@ -11,7 +11,6 @@ together as one `OptsError` whose lines name the key and the layer (file) its va
 """
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from playground.options.value_types import Bool, Choice, Float, Int, ListOf, OptType, OptTypeError, Str, from_python_type
@@ -52,18 +51,6 @@ def read_parameters_file(path: str) -> dict:
     if not isinstance(data, dict):
         raise OptsError(f"--parameters-file {path}: expected a JSON object of params, got {type(data).__name__}")
     return data
-
-
-def parse_set(item: str) -> tuple[str, Any]:
-    """`key=value` -> (key, value): a JSON literal, else a Python literal, else the plain string."""
-    key, sep, text = item.partition("=")
-    key = key.strip()
-    if not sep or not key:
-        raise OptsError(f"--set {item!r}: expected key=value, e.g. --set epochs=20")
-    try:
-        return key, json.loads(text)
-    except json.JSONDecodeError:
-        return key, literal_value(text)
 
 
 def definition_types(definitions: list[dict] | None) -> dict[str, OptType]:

@@ -18,9 +18,10 @@ from typing import IO
 from playground.candle import benchmark
 from playground.candle.log_metrics import LogMetrics
 from playground.candle.list_values import ListValueError, split_candle_list
-from playground.candle.params import read_defaults_file, read_parameters_file, parse_set, resolve_params
+from playground.candle.params import read_defaults_file, read_parameters_file, resolve_params
 from playground.candle.script_process import run_keys, script_argv, script_process
 from playground.options.layers import OptsError
+from playground.options.user_input.set_items import PARAM_KEY, parse_value, split_sets
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED, EXIT_USAGE, UserError
 from playground.restarts.fence import Fence
 
@@ -69,7 +70,7 @@ def _run_candle_once(command: CandleCommand) -> int:
 def command_sets(command: CandleCommand) -> dict:
     """--set items, then CANDLE's `--key value ...` after SCRIPT, as one mapping (later wins); CANDLE's list
     strings ("1500 500") become lists. Raises OptsError naming the item."""
-    sets = dict(parse_set(item) for item in command.sets)
+    sets = dict(split_sets(command.sets, PARAM_KEY))
     sets.update(_script_args_as_sets(command.script_args))
     for key, value in sets.items():
         try:
@@ -88,12 +89,12 @@ def _script_args_as_sets(args: list[str]) -> dict:
     for token in args:
         if token.startswith("--") and len(token) > 2:
             key, eq, text = token[2:].partition("=")
-            sets[key] = [parse_set(f"{key}={text}")[1]] if eq else []
+            sets[key] = [parse_value(text)] if eq else []
         elif key is None:
             raise OptsError(f"{token!r} after SCRIPT: expected CANDLE's --key value form (e.g. --epochs 3), "
                             "or --set key=value")
         else:
-            sets[key].append(parse_set(f"{key}={token}")[1])
+            sets[key].append(parse_value(token))
     for key, values in sets.items():
         if not values:
             raise OptsError(f"--{key} after SCRIPT has no value; write --{key} VALUE (or --set {key}=VALUE)")

@@ -19,8 +19,7 @@ from playground.outputs.atomic_files import write_json
 from playground.options.builtin import BUILTIN_OPTS, SECTIONS
 from playground.options.loader import ResolvedOpts, resolve_opts
 from playground.options.digest import opts_digest, same_experiment
-from playground.options.layers import (OptsError, load_blob, load_blob_file, load_defaults_file, parse_set,
-                                    set_path)
+from playground.options.layers import OptsError, load_blob, load_blob_file, load_defaults_file, sets_layer
 from playground.launch.plan import Plan, make_plan
 from playground.restarts.fence import Fence
 
@@ -47,10 +46,7 @@ def layers_from_args(args: argparse.Namespace) -> list[tuple[str, dict]]:
         layers.append((args.parameters_file, load_blob_file(args.parameters_file)))
     else:
         layers.append(("--parameters-json", load_blob(args.parameters_json, "--parameters-json")))
-    sets: dict = {}
-    for item in args.sets:
-        path, value = parse_set(item)
-        set_path(sets, path, value)
+    sets = sets_layer(args.sets)
     if sets:
         layers.append(("--set", sets))
     if args.shard_id is not None:
