@@ -214,6 +214,7 @@ def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool
     from playground.candle.history import history_lists
     from playground.candle.run_folder import CandleRunFolder, activate
     from playground.checkpoints.preemption import Preempted
+    from playground.outputs.run_folder_lock import hold_run_folder
     from playground.outputs.run_log import close_logging, setup_logging
     from playground.launch import deferred_dynamo
     from playground.launch.spawn import fenced_line
@@ -224,6 +225,7 @@ def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool
     folder = CandleRunFolder(run_dir, script)
     folder.test_mode = test
     try:
+        hold_run_folder(run_dir)     # one live run per folder: another is refused (exit 2) before anything is written
         folder.write_opts(params)
     except OSError as err:
         print(f"playground candle: error: --run-dir {run_dir}: cannot write there: {err.strerror}", file=sys.stderr)

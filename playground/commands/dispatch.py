@@ -1,6 +1,6 @@
 """Runs one `playground` command module (`add_arguments(parser)`, `main(args) -> int`) as the command line does:
-the user's module map chosen first, and a UserError that reaches here printed as one line with EXIT_USAGE, never
-a traceback. cli.py runs every command through it; a command that runs others (the demo runs make-lmdb, then
+the user's module map chosen first, a UserError that reaches here printed as one line with EXIT_USAGE, never
+a traceback, and the run folders the command held released when it returns. cli.py runs every command through it; a command that runs others (the demo runs make-lmdb, then
 run) uses it too, from this floor, so nothing here reaches up to the entry point.
 """
 from __future__ import annotations
@@ -39,3 +39,6 @@ def run_command(module: ModuleType, args: argparse.Namespace) -> int:
     except UserError as err:
         print(error_line(err), file=sys.stderr)
         return EXIT_USAGE
+    finally:
+        from playground.outputs.run_folder_lock import release_run_folders
+        release_run_folders()     # the run folders the command held (a process's end releases them anyway)
