@@ -98,3 +98,34 @@ def test_a_bad_file_ends_the_command_with_one_line_naming_it_and_nothing_created
         assert "byte offset" in lines[0], lines[0]
     assert _tree(work) == before, f"{reader}, {kind}: created {_tree(work) - before}"
     shutil.rmtree(work)
+
+
+def test_a_byte_order_mark_is_dropped_and_utf16_is_named_with_what_to_do(tmp_path):
+    from playground.options.user_input.user_files import UserFileError, read_json, read_text
+    (tmp_path / "bom.json").write_bytes(b'\xef\xbb\xbf{"opts": {}}')
+    assert read_json(str(tmp_path / "bom.json"), "the opts file") == {"opts": {}}
+    (tmp_path / "utf16.json").write_bytes('{"opts": {}}'.encode("utf-16"))
+    with pytest.raises(UserFileError, match=r"utf16.json: the opts file is UTF-16 text .* save it as UTF-8"):
+        read_text(str(tmp_path / "utf16.json"), "the opts file")
+    (tmp_path / "late.txt").write_bytes(b"line one\nline two \xff\n")
+    with pytest.raises(UserFileError, match=r"byte 0xFF at byte offset 18, line 2"):
+        read_text(str(tmp_path / "late.txt"), "the list")
+
+
+def test_yaml_aliases_within_the_bound_load_and_a_self_containing_one_is_refused():
+    from playground.options.user_input.user_files import UserFileError, parse_yaml
+    assert parse_yaml("base: &b {lr: 0.1}\nfirst: *b\nsecond: {<<: *b, lr: 0.2}\n", "the spec", "s.yaml") == {
+        "base": {"lr": 0.1}, "first": {"lr": 0.1}, "second": {"lr": 0.2}}
+    with pytest.raises(UserFileError, match=r"s.yaml: the spec: an alias at line 1 names a node that contains it"):
+        parse_yaml("a: &a [1, *a]\n", "the spec", "s.yaml")
+    with pytest.raises(UserFileError, match=r"s.yaml, line \d+, column \d+: not valid YAML"):
+        parse_yaml("a: [1, 2\n", "the spec", "s.yaml")
+
+
+def test_the_size_bound_is_the_environments_when_set(tmp_path, monkeypatch):
+    from playground.options.user_input.user_files import MAX_MIB_ENV, UserFileError, read_text
+    (tmp_path / "two.txt").write_text("x" * (2 * 2**20))
+    assert len(read_text(str(tmp_path / "two.txt"), "the file")) == 2 * 2**20
+    monkeypatch.setenv(MAX_MIB_ENV, "1")
+    with pytest.raises(UserFileError, match=r"the file is 2.0 MiB, over the 1 MiB .*\(set PLAYGROUND_MAX_INPUT_MIB"):
+        read_text(str(tmp_path / "two.txt"), "the file")
