@@ -59,14 +59,16 @@ class RunOutputs:
         return [draw_runs(spec, [("", lists)], os.path.join(self.run_dir, plot_filename(i, spec)), tests)
                 for i, spec in enumerate(specs)]
 
-    def write_results(self, result: dict, book: Any, wall_time: float, early_stopping: dict | None = None) -> None:
-        """results.json: the result dict's JSON values, the metrics lists, each test metric's best, and with
+    def write_results(self, result: dict, book: Any, wall_time: float, early_stopping: dict | None = None,
+                      metrics: dict | None = None) -> None:
+        """results.json: the result dict's JSON values, the metrics lists with what the trainer's metrics_output
+        adds to them (`metrics`: an extendMetricsOutput override's own lists), each test metric's best, and with
         output.early_stopping whether and when the run stopped early."""
         if not self.enabled:
             return
         out = {key: value for key, value in result.items() if _is_json(value)}
         out.setdefault("model", None)
-        out["metrics"] = book.lists()
+        out["metrics"] = {**book.lists(), **_json_entries(metrics or {}, "metrics_output")}
         out["best"] = best_values(book)
         out["wall_time_s"] = wall_time
         out["records"] = len(book.records)
@@ -106,3 +108,23 @@ def _is_json(value: Any) -> bool:
         return True
     except (TypeError, ValueError):
         return False
+
+
+def _json_entries(entries: dict, where: str) -> dict:
+    """The entries of `entries` that JSON can hold (tensors and arrays as lists); the others are left out with
+    a warning naming them, never silently."""
+    kept, left = {}, []
+    for key, value in entries.items():
+        try:
+            kept[key] = json.loads(json.dumps(value, default=_as_list))
+        except (TypeError, ValueError):
+            left.append(str(key))
+    if left:
+        log.warning("results.json leaves out %s entries that JSON cannot hold: %s", where, ", ".join(left))
+    return kept
+
+
+def _as_list(value: Any) -> Any:
+    if hasattr(value, "tolist"):    # a tensor or a numpy array or scalar
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
