@@ -81,17 +81,17 @@ def hold_run_folder(run_dir: str) -> RunFolderLock | None:
 
 def release_run_folders() -> None:
     """Release every run folder this process holds (a command's end; the process's end does it anyway)."""
-    for lock in list(_held.values()):
-        os.close(lock.fd)
-    _held.clear()
-    if _token is not None and os.environ.get(TOKEN_ENV) == _token:
-        del os.environ[TOKEN_ENV]
+    for run_dir in list(_held):
+        release_run_folder(run_dir)
 
 
 def release_run_folder(run_dir: str) -> None:
+    """Release one run folder (api.run's end); the token goes from the environment with the last one."""
     lock = _held.pop(os.path.realpath(run_dir), None)
     if lock is not None:
         os.close(lock.fd)
+    if not _held and _token is not None and os.environ.get(TOKEN_ENV) == _token:
+        del os.environ[TOKEN_ENV]
 
 
 def _forked() -> None:
