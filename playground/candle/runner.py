@@ -19,7 +19,7 @@ from playground.candle import benchmark
 from playground.candle.log_metrics import LogMetrics
 from playground.candle.list_values import ListValueError, split_candle_list
 from playground.candle.params import read_defaults_file, read_parameters_file, resolve_params
-from playground.candle.script_process import run_keys, script_argv, script_process
+from playground.candle.script_process import outputs_inside, run_keys, script_argv, script_process
 from playground.options.layers import OptsError
 from playground.options.user_input.set_items import PARAM_KEY, parse_value, split_sets
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED, EXIT_USAGE, UserError
@@ -53,12 +53,14 @@ def _run_candle_once(command: CandleCommand) -> int:
     try:
         sets = command_sets(command)
         files = given_files(command)
+        outputs_inside(sets, run_dir)       # so the script's own parser reads them inside the run folder too
         argv = script_argv(os.path.abspath(command.script), sets, run_dir, command.defaults_file)
         with script_process(argv, run_dir):
             module = load_script(command.script)
             params, warnings = resolved_params(module, command, sets, files, run_dir)
             for key, value in run_keys(run_dir).items():
                 params.setdefault(key, value)
+            outputs_inside(params, run_dir)
             for line in warnings:
                 print(f"playground candle: warning: {line}", file=sys.stderr)
             return _run(module, params, command.script, run_dir, command.test)
@@ -246,8 +248,9 @@ def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool
         with recorded_checkpoint_values(folder):
             returned = module.run(params)
         lists = history_lists(returned)
-        if not folder.records:      # what the checkpoint callback was given, else the history, else the log lines
-            folder.records_from_history(lists or printed.lists())
+        # what the checkpoint callback was given, then what the history and the printed lines add to it
+        folder.add_lists(lists)
+        folder.add_lists(printed.lists())
         folder.model_path = folder.model_path or candle_lib_last_checkpoint(params)
         folder.write_results(lists)
         log.info("done: results in %s", folder.outputs.results_path)
@@ -285,7 +288,7 @@ def final_metrics_line(records: list[dict]) -> str:
         return ("final metrics: none (the script returned no history, gave no values to a checkpoint callback "
                 "and printed no epoch lines playground reads; docs/candle.md, Metrics)")
     last = records[-1]
-    values = ", ".join(f"{k} {v:.6g}" if isinstance(v, float) else f"{k} {v}" for k, v in last.items()
+    values = ", ".join(f"{k} {v!r}" for k, v in last.items()
                        if k not in ("index", "kind", "epoch", "epochs", "samples", "wall_time"))
     return f"final metrics (after epoch {last['epoch'] + 1}): {values or 'none'}"
 

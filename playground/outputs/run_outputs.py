@@ -5,6 +5,7 @@ Only rank 0 writes, and only while its attempt holds the folder: each write firs
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -14,9 +15,14 @@ from typing import Any
 from playground.options.metric_modes import mode_by_name
 from playground.outputs.atomic_files import atomic_open, write_json
 from playground.outputs.plots import draw_runs, plot_filename
+from playground.processes.exit_codes import UserError
 from playground.restarts.fence import Fence
 
 log = logging.getLogger("playground")
+
+
+class RunOutputError(UserError, RuntimeError):
+    """A run's output could not be written (a full disk); the message names the file."""
 
 
 class RunOutputs:
@@ -32,11 +38,25 @@ class RunOutputs:
         os.makedirs(self.run_dir, exist_ok=True)
 
     def append_record(self, record: dict) -> None:
+        """One line more in metrics.jsonl. A write that fails (a full disk) leaves the file as it was, no line cut
+        short, and raises RunOutputError naming it: one line, as for a checkpoint, where the run then stops."""
         if not self.enabled:
             return
         self.fence.check("metrics.jsonl")
-        with open(self.metrics_path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record) + "\n")
+        line = (json.dumps(record) + "\n").encode("utf-8")
+        with open(self.metrics_path, "ab", buffering=0) as handle:
+            before = handle.tell()
+            try:
+                written = 0
+                while written < len(line):
+                    written += handle.write(line[written:])
+            except OSError as err:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(handle.fileno(), before)     # needs no space: the record is all or nothing
+                raise RunOutputError(f"could not append a record to {self.metrics_path}: "
+                                     f"{err.strerror or err}. The records before it and the last checkpoint are "
+                                     "intact; free space, then re-run the same command to resume from that "
+                                     "checkpoint.") from err
 
     def rewrite_records(self, records: list[dict]) -> None:
         """After a resume: metrics.jsonl holds exactly the checkpoint's record points, no duplicates."""

@@ -334,6 +334,15 @@ def test_only_the_search_floor_imports_optuna():
     assert bad == []
 
 
+def test_only_playgrounds_candle_imports_pandas_or_h5py():
+    """They are the optional extra `candle` (setup.cfg): candle_lib's data utilities need them, nothing else may."""
+    candle = PACKAGE / "compat" / "candle"
+    found = [line for folder in ("playground", "components", "experiments", "benchmarks")
+             for line in offenders(REPO / folder, ("pandas", "h5py"))]
+    assert offenders(candle, ("pandas",)), "the rule finds nothing: it would pass whatever the code does"
+    assert [line for line in found if not line.startswith(str(candle.relative_to(REPO)) + "/")] == []
+
+
 # Calls that start a child process, by the dotted name they resolve to through the module's imports.
 PROCESS_STARTERS = ("subprocess.Popen", "subprocess.run", "subprocess.call", "subprocess.check_call",
                     "subprocess.check_output", "subprocess.getoutput", "subprocess.getstatusoutput", "os.fork",
