@@ -27,8 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--defaults-file", metavar="INI",
                         help="CANDLE-style defaults applied beneath the opts ([Global_Params] with dotted keys)")
     parser.add_argument("--set", metavar="SECTION.KEY=VALUE", action="append", default=[], dest="sets",
-                        help="override one key (repeatable); VALUE is a JSON literal, else a string; for an "
-                             "EXPERIMENT.yaml, one hyperparameter (dotted for a nested group)")
+                        help="override one key (repeatable); VALUE is a JSON literal, else a Python literal (True, "
+                             "None, 'text'), else the text as written; for an EXPERIMENT.yaml, one hyperparameter "
+                             "(dotted for a nested group)")
     parser.add_argument("--shard-id", type=int, metavar="N", help="this host's index when num_shards > 1")
     parser.add_argument("--run-dir", metavar="DIR",
                         help="the run folder (default runs/<name>-<timestamp>); reuse it to resume a run")

@@ -1,8 +1,10 @@
 """Turns a command line into a prepared run: layered and validated opts, the run folder, the plan.
 
 Nothing here starts a process or touches data; the only file written is `<run-dir>/opts.json` (the resolved
-opts, from which `--parameters-file <run-dir>/opts.json` reproduces the run), and not even that for a dry run
-or for an attempt that a later claim already superseded (raises Fenced: playground/restarts/fence.py).
+opts, from which `--parameters-file <run-dir>/opts.json` reproduces the run), and not even that for a dry run,
+for an attempt that a later claim already superseded (raises Fenced: playground/restarts/fence.py), or while
+another live run holds the folder (raises RunFolderBusy: playground/outputs/run_folder_lock.py; this process
+holds it from here to the command's end).
 `--resume` picks the newest folder under runs/ whose opts.json holds the same resolved opts (or with --run-dir
 names it), and lets the run resume a checkpoint folder that holds another run's checkpoints
 (playground/checkpoints/folder_owner.py: refused without it).
@@ -18,11 +20,11 @@ import time
 from dataclasses import dataclass
 
 from playground.outputs.atomic_files import write_json
+from playground.outputs.run_folder_lock import hold_run_folder
 from playground.options.builtin import BUILTIN_OPTS, SECTIONS
 from playground.options.loader import ResolvedOpts, resolve_opts
 from playground.options.digest import opts_digest, same_experiment
-from playground.options.layers import (OptsError, load_blob, load_blob_file, load_defaults_file, parse_set,
-                                    set_path)
+from playground.options.layers import OptsError, load_blob, load_blob_file, load_defaults_file, sets_layer
 from playground.launch.plan import Plan, make_plan
 from playground.restarts.fence import Fence
 
@@ -49,10 +51,7 @@ def layers_from_args(args: argparse.Namespace) -> list[tuple[str, dict]]:
         layers.append((args.parameters_file, load_blob_file(args.parameters_file)))
     else:
         layers.append(("--parameters-json", load_blob(args.parameters_json, "--parameters-json")))
-    sets: dict = {}
-    for item in args.sets:
-        path, value = parse_set(item)
-        set_path(sets, path, value)
+    sets = sets_layer(args.sets)
     if sets:
         layers.append(("--set", sets))
     if args.shard_id is not None:
@@ -96,14 +95,20 @@ def prepare(layers: list[tuple[str, dict]], run_dir: str | None = None, name: st
     _check_checkpoint_owner(opts, plan.checkpoint_folder, run_dir, resume, resolved.warnings)
     _check_pretrained(opts, plan.checkpoint_folder)
     opts_file = os.path.join(run_dir, "opts.json")
-    if plan.topology.shard_id == 0 and not dry_run:
+    if owns_run_folder(plan) and not dry_run:
         Fence.from_env(run_dir).check("opts.json")
         try:
-            os.makedirs(run_dir, exist_ok=True)
+            hold_run_folder(run_dir)      # a live run there: RunFolderBusy (exit 2) before anything is written
             write_json(opts_file, _with_module_map({"opts": opts}))
         except OSError as err:
             raise OptsError(f"--run-dir {run_dir}: cannot write the resolved opts there: {err.strerror}") from None
     return PreparedRun(resolved=resolved, run_dir=run_dir, opts_file=opts_file, plan=plan)
+
+
+def owns_run_folder(plan: Plan) -> bool:
+    """Whether this process owns the run folder (holds it, writes opts.json): the launcher of the first host, or
+    rank 0 when torchrun or Slurm started every rank (the other ranks share the folder)."""
+    return plan.topology.shard_id == 0 and not plan.topology.given_rank
 
 
 def _with_module_map(blob: dict) -> dict:
