@@ -83,3 +83,34 @@ def test_a_relative_checkpoint_folder_is_each_trials_own_and_sweep_continue_find
                      (trials / "t0002" / "train.log").read_text())
     assert os.readlink(trials / "t0002" / "ckpt" / "last") == "model_checkpoint_epoch2.pt"
     assert not (tmp_path / "ckpt").exists()
+
+
+def test_a_defaults_files_checkpoint_folder_counts_as_the_bases(write_spec, base_file, tmp_path):
+    """The folder a trial gets comes from its own value, else the base opts file, else the defaults file beneath."""
+    from playground.sweeps.agents.trial_process import trial_command
+    from playground.sweeps.inputs.spec import load_spec
+    blob = json.loads(base_file.read_text())
+    del blob["opts"]["output"]["checkpoint_folder"]
+    base_file.write_text(json.dumps(blob))
+    defaults = tmp_path / "defaults.ini"
+    defaults.write_text("[Global_Params]\ncheckpoint_folder = ckpt\n")
+    spec_file = write_spec({"name": "grid"}, GRID, defaults_file=defaults.name)
+    spec = load_spec(str(spec_file))
+    run_dir = str(tmp_path / "sweep" / "trials" / "t0000")
+
+    def given(sets: dict) -> list[str]:
+        command = trial_command(spec, sets, run_dir)
+        return [item for item in command if item.startswith("output.checkpoint_folder=")]
+
+    assert given({}) == [f'output.checkpoint_folder="{run_dir}/ckpt"']
+    assert given({"output.checkpoint_folder": "mine"}) == [f'output.checkpoint_folder="{run_dir}/mine"']
+    assert given({"output.checkpoint_folder": ""}) == ['output.checkpoint_folder=""']
+    _set_folder(base_file, "")            # the base file over the defaults file: each trial's default folder
+    assert given({}) == []
+    _set_folder(base_file, "/abs/folder")
+    assert given({}) == []
+    base_file.write_text(json.dumps(blob))
+    defaults.write_text(f"[output]\ncheckpoint_folder = {tmp_path / 'shared'}\n")
+    with pytest.raises(SweepError, match=rf"^defaults_file {defaults}: output.checkpoint_folder is "
+                                         rf"'{tmp_path / 'shared'}', an absolute folder that every trial would share"):
+        prepare_sweep(load_spec(str(spec_file)))
