@@ -7,7 +7,8 @@
   playground sweep status DIR | summary DIR [--rebuild] | plots DIR
   playground sweep pause DIR | resume DIR              stop running trials after a checkpoint / allow them again
   playground sweep continue DIR ID --set KEY=VALUE     a new trial continuing trial ID from its latest checkpoint
-  playground sweep submit DIR [--spec SPEC] --slurm   one sbatch job array of agents, submitted, returned from
+  playground sweep submit DIR [--spec SPEC] --slurm   one sbatch job array of agents, submitted (returns at
+                                                      once; --allow-failed-trials is passed on to every agent)
   playground sweep serve DIR [--host H] [--port P]     serve the study to agents on other hosts (gRPC proxy)
 
 Exit codes: 0 done, every trial complete or pruned; 1 done with failed trials (0 with --allow-failed-trials), or
@@ -115,15 +116,17 @@ def _add_submit(sub: argparse._SubParsersAction) -> None:
                         help="an sbatch option for every task, e.g. --sbatch-arg=--partition=gpu (repeatable; "
                              "replaces a default of the same option)")
     submit.add_argument("--dry-run", action="store_true", help="print the script; write and submit nothing")
+    add_allow_failed_argument(submit, "each agent exits 0 (its array task COMPLETED) when the sweep is done even "
+                                      "if some trials failed (by default it exits 1: the task ends FAILED)")
     add_storage_argument(submit)
     add_sweep_module_map_argument(submit)
 
 
-def add_allow_failed_argument(parser: argparse.ArgumentParser) -> None:
-    """--allow-failed-trials, for the commands that run trials (run, agent)."""
+def add_allow_failed_argument(parser: argparse.ArgumentParser, text: str | None = None) -> None:
+    """--allow-failed-trials, for the commands that run trials (run, agent) or start agents (submit)."""
     parser.add_argument("--allow-failed-trials", action="store_true",
-                        help="exit 0 when the sweep is done even if some trials failed (by default it exits 1, its "
-                             "last line naming them)")
+                        help=text or "exit 0 when the sweep is done even if some trials failed (by default it exits 1, "
+                                     "its last line naming them)")
 
 
 def add_storage_argument(parser: argparse.ArgumentParser) -> None:
@@ -201,8 +204,9 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.sweep_command == "submit":
         from playground.sweeps.operations.slurm import SlurmRequest, submit
         _check_storage_argument(args)
-        return submit(args.sweep_dir, SlurmRequest(args.agents, args.workers_per_agent, args.gpus, args.sbatch_args),
-                      dry_run=args.dry_run, spec_file=args.spec, storage=args.storage)
+        request = SlurmRequest(args.agents, args.workers_per_agent, args.gpus, args.sbatch_args,
+                               allow_failed_trials=args.allow_failed_trials)
+        return submit(args.sweep_dir, request, dry_run=args.dry_run, spec_file=args.spec, storage=args.storage)
     if args.sweep_command in ("status", "summary", "plots"):
         _check_storage_argument(args)
     if args.sweep_command == "summary":

@@ -201,7 +201,9 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
             "dict holds the last checkpoint path and the metrics lists)."),
     _o("output.gen_checkpoint_path_py", ComponentName("checkpoint_path"), "",
        help="Component deciding each checkpoint's path; empty uses checkpoint_folder/model_checkpoint_epoch{N}.pt."),
-    _o("output.checkpoint_folder", Str(), "", help="Where checkpoints go; empty means <run-dir>/checkpoints."),
+    _o("output.checkpoint_folder", Str(), "",
+       help="Where checkpoints go; empty means <run-dir>/checkpoints. A relative path is relative to the working "
+            "directory (a sweep's trial: to its run folder)."),
     _o("output.metrics", ListOf(METRIC), [],
        help="Meters to record: name, meter_py, meter_kargs, is_train, and mode (min or max: which way the metric "
             "improves, for best values, ckpt_save_best and early stopping; null: the meter class's "

@@ -5,7 +5,6 @@ Only rank 0 writes, and only while its attempt holds the folder: each write firs
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import math
@@ -14,7 +13,9 @@ from typing import Any
 
 from playground.options.metric_modes import mode_by_name
 from playground.outputs.atomic_files import atomic_open, write_json
+from playground.outputs.line_append import append_failure, append_whole
 from playground.outputs.plots import draw_runs, plot_filename
+from playground.outputs.run_log import take_log_failure
 from playground.processes.exit_codes import UserError
 from playground.restarts.fence import Fence
 
@@ -43,20 +44,13 @@ class RunOutputs:
         if not self.enabled:
             return
         self.fence.check("metrics.jsonl")
+        _raise_log_failure()   # this record point's line in train.log could not be written: the run stops here
         line = (json.dumps(record) + "\n").encode("utf-8")
         with open(self.metrics_path, "ab", buffering=0) as handle:
-            before = handle.tell()
             try:
-                written = 0
-                while written < len(line):
-                    written += handle.write(line[written:])
+                append_whole(handle, line)
             except OSError as err:
-                with contextlib.suppress(OSError):
-                    os.ftruncate(handle.fileno(), before)     # needs no space: the record is all or nothing
-                raise RunOutputError(f"could not append a record to {self.metrics_path}: "
-                                     f"{err.strerror or err}. The records before it and the last checkpoint are "
-                                     "intact; free space, then re-run the same command to resume from that "
-                                     "checkpoint.") from err
+                raise RunOutputError(append_failure("a record", self.metrics_path, err)) from err
 
     def rewrite_records(self, records: list[dict]) -> None:
         """After a resume: metrics.jsonl holds exactly the checkpoint's record points, no duplicates."""
@@ -94,8 +88,17 @@ class RunOutputs:
         out["records"] = len(book.records)
         if early_stopping is not None:
             out["early_stopping"] = early_stopping
+        _raise_log_failure()
         self.fence.check("results.json")
         write_json(self.results_path, out)
+
+
+def _raise_log_failure() -> None:
+    """RunOutputError when train.log lost a line since the last check (run_log.py: a full disk), so that the run
+    stops at its next output as it does for metrics.jsonl, with one line, not one traceback per log line."""
+    failure = take_log_failure()
+    if failure is not None:
+        raise RunOutputError(failure)
 
 
 def best_values(book: Any) -> dict[str, dict]:

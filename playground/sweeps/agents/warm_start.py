@@ -103,7 +103,9 @@ def _source_record(folder: SweepFolder, source_id: str) -> dict:
 
 
 def checkpoint_folder(run_dir: str) -> str:
-    """Where a run keeps its checkpoints: opts.json's output.checkpoint_folder, else <run_dir>/checkpoints."""
+    """Where a trial keeps its checkpoints: opts.json's output.checkpoint_folder, else <run_dir>/checkpoints. A
+    relative folder is the trial's own (inputs/checkpoint_folder.py: trials get it as an absolute path in their run
+    folder, so opts.json holds that; a relative one an older trial recorded is read against its run folder)."""
     try:
         with open(os.path.join(run_dir, "opts.json"), encoding="utf-8") as handle:
             opts = json.load(handle).get("opts", {})

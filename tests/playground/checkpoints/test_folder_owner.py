@@ -91,3 +91,20 @@ def test_resume_without_a_run_folder_of_these_opts_resumes_the_shared_folder_in_
     assert "resumed from" in train_log(new)
     assert "placeholder path of Caffe2's README: every run that keeps it checkpoints into that one folder" \
         in resumed.stderr
+
+
+def test_a_relative_checkpoint_folder_is_relative_to_the_working_directory_so_the_same_command_resumes(
+        tmp_path, monkeypatch):
+    """As in Caffe2's Playground (docs/checkpoints.md, The checkpoint folder): the same command run again from the
+    same directory resumes from that folder, whatever run folder each run gets. (A sweep's trials differ: each
+    gets its own, tests/playground/sweeps/inputs/test_checkpoint_folder.py.)"""
+    monkeypatch.chdir(tmp_path)
+    opts = tiny_opts(epoch_iter={"num_epochs": 1})
+    opts["output"].update(checkpoint_folder="ckpt", plots=[])
+    first, again = tmp_path / "runs" / "first", tmp_path / "runs" / "again"
+    run(opts, run_dir=str(first))
+    assert os.readlink(tmp_path / "ckpt" / "last") == "model_checkpoint_epoch1.pt"
+    assert not (first / "ckpt").exists() and not (first / "checkpoints").exists()
+    run(opts, run_dir=str(again))
+    assert f"resumed from {tmp_path / 'ckpt' / 'model_checkpoint_epoch1.pt'}" in train_log(again)
+    assert json.loads((again / "opts.json").read_text())["opts"]["output"]["checkpoint_folder"] == "ckpt"
