@@ -116,8 +116,8 @@ const CONFIG = {displaylogo: false, responsive: true, modeBarButtonsToRemove: ["
 
 // draw or redraw `div` (Plotly.react keeps zoom while data change when layout.uirevision stays the same)
 export function chart(div, traces, layout) {
-  const base = {margin: {l: 60, r: 20, t: 36, b: 44}, height: 340, uirevision: "keep",
-                legend: {orientation: "h", y: -0.2}, font: {size: 11}, hovermode: "closest"};
+  const base = {margin: {l: 60, r: 20, t: 36, b: 40}, height: 360, uirevision: "keep",
+                legend: {orientation: "h", y: -0.3}, font: {size: 11}, hovermode: "closest"};
   return window.Plotly.react(div, traces, {...base, ...layout}, CONFIG);
 }
 

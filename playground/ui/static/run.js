@@ -33,7 +33,7 @@ export function mountRun(main, key) {
   const checkpointNote = el("p", {class: "note"});
   logPick.addEventListener("change", () => { have.logname = logPick.value; have.log = 0; logBox.textContent = ""; });
   main.append(title, facts, actions,
-              section("Charts", charts, el("h3", {}, "any series"), picker, anyChart),
+              section("Charts", charts, el("h3", {}, "any series: tick to draw"), picker, anyChart),
               section("Checkpoints", checkpointNote, checkpoints.node),
               section("Log", logPick, logBox),
               section("Opts", optsBox),
@@ -59,9 +59,10 @@ export function mountRun(main, key) {
                      onchange: (e) => { if (e.target.checked) picked.add(name); else picked.delete(name);
                                         drawCharts(); }}), name)));
     }
+    anyChart.hidden = !picked.size;
+    if (!picked.size) return;
     const traces = [...picked].flatMap((y, i) => seriesTraces(records, "epochs", y, tests.has(y), y, color(i)));
-    chart(anyChart, traces, {title: {text: picked.size ? [...picked].join(", ") : "tick series to draw"},
-                             xaxis: {title: {text: "epochs"}}});
+    chart(anyChart, traces, {title: {text: [...picked].join(", ")}, xaxis: {title: {text: "epochs"}}});
   }
 
   function showFiles(data) {
@@ -70,13 +71,13 @@ export function mountRun(main, key) {
     const cp = data.checkpoints;
     checkpointNote.textContent = cp.served ? `in ${cp.folder}` :
       `in ${cp.folder}, outside the served folders: not listed`;
-    checkpoints.update(cp.items.map((c) => ({...c, url: cp.key ? fileUrl(`${cp.key}/${c.file}`) : null})));
+    checkpoints.update(cp.items.map((c) => ({...c, url: cp.key ? fileUrl(`${cp.key}/${c.file}`) : null})).reverse());
     images.replaceChildren(...(data.images.length ? [el("h2", {}, "Plots written by the run")] : []),
                            ...data.images.map((name) => el("figure", {}, el("img", {src: fileUrl(`${key}/${name}`),
                                                                                       alt: name, loading: "lazy"}),
                                                             el("figcaption", {}, name))));
-    title.replaceChildren(data.name, ...(data.sweep ? [" ", el("span", {class: "note"}, "trial of "),
-                                                        link(sweepHash(data.sweep), data.sweep)] : []));
+    title.replaceChildren(...(data.sweep ? [`trial ${data.name.split("/").pop()} of sweep `,
+                                            link(sweepHash(data.sweep.key), data.sweep.name)] : [data.name]));
   }
 
   function showFacts(data) {

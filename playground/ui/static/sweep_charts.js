@@ -78,10 +78,11 @@ const BANDS = 8;   // lines are drawn in this many colour bands: a trace per ban
 // parallel coordinates drawn as plain lines (no WebGL, which a browser without a GPU may lack): an axis per
 // sampled parameter and one for the objective, a line per finished trial coloured by its value
 export function drawParallel(div, rows, spec) {
-  const done = rows.filter(finished);
+  const done = rows.filter((r) => r.final && finished(r));
   const objective = spec.objectives[0];
   if (!done.length || !objective) {
-    return chart(div, [], {title: {text: "parallel coordinates: no finished trial yet"}, height: 200});
+    return chart(div, [], {title: {text: "parallel coordinates: no finished trial yet"}, height: 120,
+                           xaxis: {visible: false}, yaxis: {visible: false}});
   }
   const values = done.map((r) => r.values[0]);
   const axes = spec.space.map((p) => axis(p, done.map((r) => r.params[p.key])));
@@ -117,7 +118,10 @@ export function drawParallel(div, rows, spec) {
 
 export function drawImportances(div, data) {
   const names = Object.keys(data.importances || {});
-  if (!names.length) return chart(div, [], {title: {text: data.note || "parameter importances"}, height: 200});
+  if (!names.length) {
+    return chart(div, [], {title: {text: data.note || "parameter importances"}, height: 120,
+                           xaxis: {visible: false}, yaxis: {visible: false}});
+  }
   const ordered = names.slice().reverse();
   return chart(div, [{type: "bar", orientation: "h", y: ordered.map((n) => n.split(".").pop()),
                       x: ordered.map((n) => data.importances[n]), hovertext: ordered, hoverinfo: "text+x"}],

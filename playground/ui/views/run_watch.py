@@ -59,7 +59,8 @@ class RunWatch:
 
     def state(self, pid: int | None) -> tuple[str, int | None]:
         """(state in words, exit code or None). A live process here says running; then the sweep's trial.json,
-        the last attempt's end, results.json, a checkpoint left, recent writes, in that order."""
+        the last attempt's end, results.json, a preemption checkpoint (a stop), recent writes (`active`: running
+        on another host, or just ended), any checkpoint left, in that order."""
         if pid is not None:
             return "running", None
         trial = self.trial.value if isinstance(self.trial.value, dict) else None
@@ -73,6 +74,9 @@ class RunWatch:
             return STATE_OF_EXIT.get(code, "failed"), code
         if isinstance(self.results.value, dict):
             return "finished", EXIT_DONE
+        newest = max(self.checkpoints.items, key=lambda item: item["time"], default=None)
+        if newest is not None and newest["kind"] == "preemption":     # written on SIGTERM, before exit 75
+            return "stopped", EXIT_STOPPED
         if self._recently_written():
             return "active", None
         if self.checkpoints.items:

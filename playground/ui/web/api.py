@@ -110,7 +110,8 @@ class Api:
         served = self._checkpoints_served(watch)
         return {"opts": watch.opts.value, "results_best": (watch.results.value or {}).get("best")
                 if isinstance(watch.results.value, dict) else None,
-                "trial": watch.trial.value, "sweep": self.catalog.roots.key_of(sweep) if sweep else None,
+                "trial": watch.trial.value,
+                "sweep": {"key": self.catalog.roots.key_of(sweep), "name": self._name(sweep)} if sweep else None,
                 "checkpoints": {"folder": watch.checkpoints.folder if served else watch.checkpoint_folder(),
                                 "key": self.catalog.roots.key_of(watch.checkpoint_folder()) if served else None,
                                 "served": served, "items": watch.checkpoints.items},
