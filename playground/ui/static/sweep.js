@@ -36,17 +36,18 @@ export function mountSweep(main, key) {
               section("Parallel coordinates", parallel),
               section("Parameter importances", importances));
 
+  const said = el("span", {class: "note", id: "action-result"});
   function showActions(data) {
     if (!data.allow_actions) return;
     const paused = data.state === "paused" || data.state === "pausing";
     const wanted = paused ? "resume" : "pause";
     if (actions.dataset.action === wanted) return;
     actions.dataset.action = wanted;
-    const said = el("span", {class: "note", id: "action-result"});
     const button = el("button", {id: `${wanted}-sweep`}, wanted === "pause" ?
       "pause (running trials checkpoint and stop)" : "resume (then re-run `sweep run`)");
     button.addEventListener("click", async () => {
       button.disabled = true;
+      said.textContent = `${wanted}...`;
       const answer = await postAction(wanted, key);
       said.textContent = answer.message;
       button.disabled = false;

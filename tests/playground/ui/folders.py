@@ -40,14 +40,15 @@ def demo_run(run_dir: Path, data: Path) -> list[str]:
             "--set", "epoch_iter.num_epochs=2", "--set", "epoch_iter.num_train_sample_per_epoch=256"]
 
 
-def asha_sweep(sweep_dir: Path, **contract) -> list[str]:
-    """A 20-trial adaptive ASHA sweep (brackets of 3 and 2 rungs at 2, 4 and 8 epochs) of the contract trial."""
+def asha_sweep(sweep_dir: Path, searcher: dict | None = None, epochs: int = 8, **contract) -> list[str]:
+    """A 20-trial adaptive ASHA sweep (brackets of 3 and 2 rungs at 2, 4 and 8 epochs) of the contract trial, or
+    another `searcher`'s; `contract`: model_param keys of the contract trial (contract_epoch_seconds, ...)."""
     opts = tiny_mlp_opts()
     opts["model_param"].update(contract)
     base = write_json(sweep_dir.parent / f"{sweep_dir.name}.base.json", {"opts": opts})
     spec = write_json(sweep_dir.parent / f"{sweep_dir.name}.spec.json", {
         "name": sweep_dir.name, "base": str(base), "objective": {"metric": "test_loss", "mode": "min"},
-        "searcher": ASHA, "space": {**SPACE, "epoch_iter.num_epochs": 8}, "trial_program": CONTRACT_TRIAL})
+        "searcher": searcher or ASHA, "space": {**SPACE, "epoch_iter.num_epochs": epochs}, "trial_program": CONTRACT_TRIAL})
     return ["-m", "playground", "sweep", "run", str(spec), "--sweep-dir", str(sweep_dir), "--workers", "4", "--quiet"]
 
 
