@@ -24,7 +24,7 @@ def file_stamp(path: str) -> tuple[int, int, int] | None:
 
 @dataclass
 class Appended:
-    restarted: bool     # the file was replaced or cut: `text` starts from its beginning (or its tail)
+    restarted: bool     # the file was replaced, cut or removed since the last poll: `text` starts from its beginning
     text: str           # complete lines appended since the last poll
 
 
@@ -43,22 +43,23 @@ class FollowedFile:
         stamp = file_stamp(self.path)
         if stamp == self._stamp:
             return Appended(False, "")
-        restarted = stamp is None or stamp[0] != self._inode or stamp[1] < self._offset
-        if restarted:
+        first = self._inode is None
+        replaced = not first and (stamp is None or stamp[0] != self._inode or stamp[1] < self._offset)
+        if first or replaced:
             self._inode, self._offset, self._partial = (None if stamp is None else stamp[0]), 0, b""
         self._stamp = stamp
         if stamp is None:
-            return Appended(restarted and self._inode is not None, "")
+            return Appended(replaced, "")
         try:
             with open(self.path, "rb") as handle:
                 skip_line = False
-                if restarted and self.tail is not None and stamp[1] > self.tail:
+                if (first or replaced) and self.tail is not None and stamp[1] > self.tail:
                     self._offset, skip_line = stamp[1] - self.tail, True
                 handle.seek(self._offset)
                 data = handle.read()
         except OSError:
             self._stamp = None     # try again at the next poll
-            return Appended(restarted, "")
+            return Appended(replaced, "")
         if skip_line:               # started in the middle of a line: from the next one
             cut = data.find(b"\n")
             self._offset += cut + 1 if cut >= 0 else len(data)
@@ -67,7 +68,7 @@ class FollowedFile:
         data, self._partial = self._partial + data, b""
         end = data.rfind(b"\n") + 1
         data, self._partial = data[:end], data[end:]
-        return Appended(restarted, data.decode("utf-8", errors="replace"))
+        return Appended(replaced, data.decode("utf-8", errors="replace"))
 
 
 def loads(text: str) -> Any:
