@@ -1,6 +1,6 @@
 // The page's router: #/ (runs and sweeps), #/run/KEY, #/sweep/KEY, #/compare/KEY,KEY,... Each page module's
 // mount(main, args) draws it and returns {stop()}, called when the reader goes to another page.
-import {link} from "./common.js";
+import {link, plotly} from "./common.js";
 import {mountList} from "./list.js";
 import {mountRun} from "./run.js";
 import {mountSweep} from "./sweep.js";
@@ -31,4 +31,5 @@ function route() {
 }
 
 window.addEventListener("hashchange", route);
+plotly();  // starts loading the charts' library beside the first page's requests
 route();   // a module script runs once the document is parsed

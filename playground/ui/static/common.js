@@ -113,12 +113,29 @@ export function compareHash(keys) { return `#/compare/${keys.map(encodeURICompon
 export function fileUrl(key) { return `/files/${key.split("/").map(encodeURIComponent).join("/")}`; }
 
 const CONFIG = {displaylogo: false, responsive: true, modeBarButtonsToRemove: ["select2d", "lasso2d"]};
+let plotlyLoaded = null;
+
+// plotly.js (served from the installed `plotly` package), loaded once, beside the page's first requests: the
+// tables show while it loads, the charts wait for it
+export function plotly() {
+  if (!plotlyLoaded) {
+    plotlyLoaded = new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      script.src = "/plotly.min.js";
+      script.onload = () => resolve(window.Plotly);
+      script.onerror = () => reject(new Error("plotly.min.js did not load"));
+      document.head.append(script);
+    });
+  }
+  return plotlyLoaded;
+}
 
 // draw or redraw `div` (Plotly.react keeps zoom while data change when layout.uirevision stays the same)
-export function chart(div, traces, layout) {
+export async function chart(div, traces, layout) {
   const base = {margin: {l: 60, r: 20, t: 36, b: 40}, height: 360, uirevision: "keep",
                 legend: {orientation: "h", y: -0.3}, font: {size: 11}, hovermode: "closest"};
-  return window.Plotly.react(div, traces, {...base, ...layout}, CONFIG);
+  const Plotly = await plotly();
+  return Plotly.react(div, traces, {...base, ...layout}, CONFIG);
 }
 
 export function section(title, ...children) {

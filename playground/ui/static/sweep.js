@@ -10,7 +10,7 @@ const IMPORTANCE_SECONDS = 5;
 
 export function mountSweep(main, key) {
   const have = {version: 0, rows: new Map(), curveVersion: 0, curves: {}, metric: null, header: null,
-                importancesAt: 0, importanceTrials: -1, drawn: {table: -1, charts: -1, curves: -1}};
+                importancesAt: 0, importanceTrials: -1, drawn: {table: -1, charts: -1, curves: -1, curvesKey: ""}};
   const title = el("h1", {}, key);
   const facts = el("div", {class: "facts"});
   const actions = el("div", {class: "actions"});
@@ -28,7 +28,7 @@ export function mountSweep(main, key) {
   const paretoSection = section("Pareto front", pareto);
   paretoSection.hidden = true;
   metricPick.addEventListener("change", () => {
-    have.metric = metricPick.value; have.curveVersion = 0; have.curves = {}; have.drawn.curves = -1;
+    have.metric = metricPick.value; have.curveVersion = 0; have.curves = {}; have.drawn.curvesKey = "";
   });
   main.append(title, facts, actions, section("Best", best), paretoSection,
               section("Trials", el("div", {class: "toolbar"}, compare), table.node),
@@ -82,18 +82,16 @@ export function mountSweep(main, key) {
     }
   }
 
-  async function refreshCurves() {
-    const data = await getJson("/api/curves", {key, since: have.curveVersion, metric: have.metric || ""});
-    if (data.metric !== have.metric) { have.metric = data.metric; have.curves = {}; }
+  function takeCurves(data) {
+    if (data.metric !== have.metric || data.since === 0) { have.metric = data.metric; have.curves = {}; }
     Object.assign(have.curves, data.curves);
-    if (data.since === 0 && have.curveVersion !== 0) have.curves = data.curves;
-    const changed = Object.keys(data.curves).length > 0 || have.drawn.curves !== have.version;
     have.curveVersion = data.version;
-    if (changed) {
-      have.drawn.curves = have.version;
-      drawCurves(curves, have.curves, [...have.rows.values()], have.header.rungs, have.metric, data.x,
-                 (have.header.spec.objectives[0] || {}).mode);
-    }
+    const drawn = `${data.ids.join()}|${Object.keys(data.curves).length ? data.version : have.drawn.curves}`;
+    if (drawn === have.drawn.curvesKey) return null;
+    have.drawn.curvesKey = drawn;
+    have.drawn.curves = data.version;
+    return drawCurves(curves, have.curves, data.ids, have.rows, have.header.rungs, have.metric, data.x,
+                      data.trials);
   }
 
   async function refreshImportances(complete) {
@@ -101,11 +99,13 @@ export function mountSweep(main, key) {
     if (complete === have.importanceTrials || now - have.importancesAt < IMPORTANCE_SECONDS) return;
     have.importancesAt = now;
     have.importanceTrials = complete;
-    drawImportances(importances, await getJson("/api/importances", {key}));
+    await drawImportances(importances, await getJson("/api/importances", {key}));
   }
 
   return poll(async () => {
-    const data = await getJson("/api/sweep", {key, since: have.version});
+    const [data, curveData] = await Promise.all([
+      getJson("/api/sweep", {key, since: have.version}),
+      getJson("/api/curves", {key, since: have.curveVersion, metric: have.metric || ""})]);
     if (data.since === 0) have.rows = new Map();
     for (const row of data.rows) have.rows.set(row.id, row);
     have.header = data;
@@ -118,19 +118,21 @@ export function mountSweep(main, key) {
     }
     const rows = [...have.rows.values()].sort((a, b) => (a.number ?? 0) - (b.number ?? 0));
     const spec = data.spec;
-    if (data.rows.length || have.drawn.table < 0 || data.version !== have.version) {
+    if (data.rows.length || have.drawn.table < 0) {
       table.setColumns(spec.objectives, spec.space.map((p) => p.key));
-      if (data.rows.length || have.drawn.table < 0) table.setRows(rows, data.pareto);
+      table.setRows(rows, data.pareto);
       have.drawn.table = data.version;
     }
+    const drawing = [];
     if (have.drawn.charts !== data.version) {
       have.drawn.charts = data.version;
-      drawParallel(parallel, rows, spec);
+      drawing.push(drawParallel(parallel, rows, spec));
       paretoSection.hidden = spec.objectives.length < 2;
-      if (spec.objectives.length >= 2) drawPareto(pareto, rows, spec, data.pareto);
+      if (spec.objectives.length >= 2) drawing.push(drawPareto(pareto, rows, spec, data.pareto));
     }
     have.version = data.version;
-    await refreshCurves();
-    await refreshImportances(rows.filter((r) => r.state === "complete").length);
+    drawing.push(takeCurves(curveData));
+    drawing.push(refreshImportances(rows.filter((r) => r.state === "complete").length));
+    await Promise.all(drawing);
   }, 1000);
 }

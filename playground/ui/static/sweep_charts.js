@@ -1,29 +1,19 @@
 // The charts of a sweep's page: learning curves of all trials with adaptive ASHA's rungs marked, parallel
 // coordinates, parameter importances and the Pareto front of a several-objective sweep.
-import {chart, fmtNum} from "./common.js";
+import {chart, escapeHtml, fmtNum} from "./common.js";
 import {color} from "./series.js";
-
-export const MAX_CURVES = 500;   // more trials than this: the best ones and the running ones are drawn
 
 function finished(row) { return row.values && row.values.length && typeof row.values[0] === "number"; }
 
-// which trials get a curve: all, or the MAX_CURVES running and best (by the first objective)
-export function curveTrials(rows, mode) {
-  if (rows.length <= MAX_CURVES) return rows.map((r) => r.id);
-  const running = rows.filter((r) => r.state === "running");
-  const sign = mode === "max" ? -1 : 1;
-  const best = rows.filter((r) => r.state !== "running" && finished(r))
-                   .sort((a, b) => sign * (a.values[0] - b.values[0]));
-  return [...running, ...best].slice(0, MAX_CURVES).map((r) => r.id);
-}
-
-export function drawCurves(div, curves, rows, rungs, metric, xName, mode) {
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  const ids = curveTrials(rows, mode).filter((id) => curves[id] && curves[id].x.length);
+// the curves of `ids` (the server's choice: every trial, or the running and best ones of a large sweep)
+export function drawCurves(div, curves, selected, byId, rungs, metric, xName, total) {
+  const ids = selected.filter((id) => curves[id] && curves[id].x.length);
+  const drawn = new Set(ids);
   const traces = ids.map((id, i) => ({
     x: curves[id].x, y: curves[id].y, type: "scatter", mode: curves[id].x.length < 3 ? "lines+markers" : "lines",
     name: id, line: {width: 1.2, color: color(i)}, marker: {size: 4},
-    hovertemplate: `${id} (${(byId.get(id) || {}).state || ""})<br>${xName} %{x}<br>${metric} %{y}<extra></extra>`,
+    hovertemplate: `${escapeHtml(id)} (${escapeHtml((byId.get(id) || {}).state || "")})<br>${escapeHtml(xName)} ` +
+                   `%{x}<br>${escapeHtml(metric)} %{y}<extra></extra>`,
   }));
   const shapes = [], annotations = [];
   if (rungs && rungs.time_metric && xName === (rungs.time_metric === "iteration" ? "iteration" :
@@ -38,19 +28,19 @@ export function drawCurves(div, curves, rows, rungs, metric, xName, mode) {
     const xs = [], ys = [], texts = [];
     for (const [id, reached] of Object.entries(rungs.reached)) {
       const curve = curves[id];
-      if (!curve || !ids.includes(id)) continue;
+      if (!curve || !drawn.has(id)) continue;
       for (const [bracket, rung] of reached) {
         const at = rungs.units[bracket][rung];
         const index = curve.x.findIndex((x) => x >= at - 1e-9);
         if (index < 0) continue;
         xs.push(curve.x[index]); ys.push(curve.y[index]);
-        texts.push(`${id} reached rung ${rung + 1} of bracket ${bracket + 1}`);
+        texts.push(`${escapeHtml(id)} reached rung ${rung + 1} of bracket ${bracket + 1}`);
       }
     }
     traces.push({x: xs, y: ys, text: texts, type: "scatter", mode: "markers", name: "reached a rung",
                  marker: {symbol: "diamond-open", size: 9, color: "#000"}, hoverinfo: "text"});
   }
-  const shown = ids.length < rows.length ? ` (${ids.length} of ${rows.length} trials)` : "";
+  const shown = ids.length < total ? ` (the running and best ${ids.length} of ${total} trials)` : "";
   return chart(div, traces, {title: {text: `${metric}, full test passes${shown}`}, showlegend: false, shapes,
                              annotations, xaxis: {title: {text: xName}}, yaxis: {title: {text: metric}}});
 }
@@ -104,13 +94,13 @@ export function drawParallel(div, rows, spec) {
                marker: {color: [lo, hi], colorscale: "Viridis", reversescale: objective.mode !== "max", cmin: lo,
                         cmax: hi, showscale: true, colorbar: {title: {text: objective.metric}}}});
   const annotations = axes.flatMap((a, k) => [
-    {x: k, y: 1.08, xref: "x", yref: "y", text: `<b>${a.label}</b>`, showarrow: false, font: {size: 11}},
-    ...a.ticks.map((t) => ({x: k, y: t.at, xref: "x", yref: "y", text: t.text, showarrow: false, xanchor: "left",
-                            xshift: 4, font: {size: 9, color: "#444"}}))]);
+    {x: k, y: 1.08, xref: "x", yref: "y", text: `<b>${escapeHtml(a.label)}</b>`, showarrow: false, font: {size: 11}},
+    ...a.ticks.map((t) => ({x: k, y: t.at, xref: "x", yref: "y", text: escapeHtml(t.text), showarrow: false,
+                            xanchor: "left", xshift: 4, font: {size: 9, color: "#444"}}))]);
   const shapes = axes.map((_, k) => ({type: "line", x0: k, x1: k, y0: 0, y1: 1, xref: "x", yref: "y",
                                       line: {color: "#333", width: 1}}));
   return chart(div, traces, {title: {text: `parallel coordinates of ${done.length} finished trials (colour: ` +
-                                           `${objective.metric}, yellow is best)`},
+                                           `${escapeHtml(objective.metric)}, yellow is best)`},
                              annotations, shapes, showlegend: false, height: 380,
                              xaxis: {visible: false, range: [-0.2, axes.length - 0.6]},
                              yaxis: {visible: false, range: [-0.05, 1.15]}, margin: {l: 20, r: 20, t: 50, b: 10}});
@@ -135,7 +125,8 @@ export function drawPareto(div, rows, spec, front) {
   const onFront = new Set(front);
   const frontRows = done.filter((r) => onFront.has(r.id)).sort((p, q) => p.values[0] - q.values[0]);
   const others = done.filter((r) => !onFront.has(r.id));
-  const point = (r) => `${r.id}<br>${a.metric} ${fmtNum(r.values[0])}<br>${b.metric} ${fmtNum(r.values[1])}`;
+  const point = (r) => `${escapeHtml(r.id)}<br>${escapeHtml(a.metric)} ${fmtNum(r.values[0])}<br>` +
+                       `${escapeHtml(b.metric)} ${fmtNum(r.values[1])}`;
   const traces = [
     {x: others.map((r) => r.values[0]), y: others.map((r) => r.values[1]), text: others.map(point), type: "scatter",
      mode: "markers", name: "other trials", marker: {color: "#aaa", size: 7}, hoverinfo: "text"},

@@ -19,9 +19,11 @@ from playground.sweeps.results.pareto import FRONT_STATES, front
 from playground.ui.files.followed_file import JsonFile, file_stamp
 from playground.ui.views.asha_rungs import asha_rungs
 from playground.ui.views.sweep_spec import SpecView, spec_view
+from playground.ui.views.sweep_summary import SweepSummary, curve_selection, summarize
 from playground.ui.views.trial_watch import FINISHED, TrialWatch
 
 MIN_POLL_SECONDS = 0.4      # pages polling at once share one look at the files
+FINISHED_PER_POLL = 200     # finished trials looked at again per poll, in turn (their folders no longer change)
 PARETO_LIMIT = 2000         # finished trials above which the Pareto front (quadratic) is not worked out
 
 
@@ -37,9 +39,12 @@ class SweepWatch:
         self.agents: list[str] = []
         self.pareto: list[str] = []
         self.pareto_note = ""
+        self.selected: list[str] = []          # the trials the learning-curves chart draws
+        self.summary = summarize({}, {}, [])
         self.lock = threading.Lock()
         self._trials_stamp: tuple | None = None
         self._polled = -MIN_POLL_SECONDS
+        self._turn = 0
 
     def poll(self) -> None:
         """Read what changed since the last poll (at most every MIN_POLL_SECONDS). Callers hold `lock`."""
@@ -51,7 +56,7 @@ class SweepWatch:
         if respecified:      # every row shows the objectives: all are made again
             self.spec = spec_view(self.stored.value, os.path.basename(self.path))
         header = respecified | self.searcher_state.poll() | self._find_trials()
-        changed = [t for t in self.trials.values() if t.poll(version) or respecified]
+        changed = [t for t in self._due(respecified or not self.rows) if t.poll(version) or respecified]
         for trial in changed:
             trial.version = version
             self.rows[trial.id] = trial.row(self.spec.objectives)
@@ -61,6 +66,26 @@ class SweepWatch:
         if changed or header:
             self.version = version
             self._mark_pareto()
+            self.summary = summarize(self.rows, self.trials, self.spec.objectives)
+            self._select_curves(version)
+
+    def _due(self, everything: bool) -> list[TrialWatch]:
+        """The trials to look at now: every one not finished, and the next FINISHED_PER_POLL finished ones."""
+        trials = list(self.trials.values())
+        if everything:
+            return trials
+        finished = [t for t in trials if t.state in FINISHED]
+        turn = [finished[(self._turn + i) % len(finished)] for i in range(min(FINISHED_PER_POLL, len(finished)))]
+        self._turn += len(turn)
+        return [t for t in trials if t.state not in FINISHED] + turn
+
+    def _select_curves(self, version: int) -> None:
+        """The trials the chart draws; one that joins them is sent whole at the next request for curves."""
+        mode = self.spec.objectives[0][1] if self.spec.objectives else None
+        selected = curve_selection(self.rows, mode)
+        for trial_id in set(selected) - set(self.selected):
+            self.trials[trial_id].curve_version = version
+        self.selected = selected
 
     def _find_trials(self) -> bool:
         folder = os.path.join(self.path, "trials")
@@ -107,50 +132,30 @@ class SweepWatch:
         if self.agents:
             return "running"
         budget = self.spec.searcher.get("max_trials")
-        done = all(r["state"] in FINISHED for r in self.rows.values())
-        if self.rows and done and (not isinstance(budget, int) or len(self.rows) >= budget):
+        if self.summary.all_finished and (not isinstance(budget, int) or len(self.rows) >= budget):
             return "finished"
         return "stopped" if self.rows else "not started"
 
-    def counts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for row in self.rows.values():
-            out[row["state"]] = out.get(row["state"], 0) + 1
-        return out
-
-    def best(self) -> dict[str, Any] | None:
-        """The best complete trial by the first objective: {trial, metric, mode, value}."""
-        if not self.spec.objectives:
-            return None
-        metric, mode = self.spec.objectives[0]
-        done = [r for r in self.rows.values() if r["state"] in ("complete", "imported") and r["final"]
-                and r["values"] and isinstance(r["values"][0], (int, float))]
-        if not done:
-            return None
-        row = (min if mode == "min" else max)(done, key=lambda r: r["values"][0])
-        return {"trial": row["id"], "metric": metric, "mode": mode, "value": row["values"][0], "params": row["params"]}
-
     def started(self) -> float | None:
-        starts = [s for s in (t.started() for t in self.trials.values()) if s is not None]
-        if starts:
-            return min(starts)
+        if self.summary.started is not None:
+            return self.summary.started
         stamp = file_stamp(os.path.join(self.path, "sweep.json"))
         return None if stamp is None else stamp[2] / 1e9
 
-    def length(self) -> float | None:
+    def length(self, state: str) -> float | None:
         started = self.started()
         if started is None:
             return None
-        if self.state() in ("running", "pausing"):
+        if state in ("running", "pausing"):
             return time.time() - started
-        ends = [e for e in (t.ended() for t in self.trials.values()) if e is not None]
-        return max(ends) - started if ends else None
+        return self.summary.ended - started if self.summary.ended is not None else None
 
     def header(self) -> dict[str, Any]:
-        return {"name": self.spec.name, "spec": self.spec.to_json(), "state": self.state(), "counts": self.counts(),
+        state = self.state()
+        return {"name": self.spec.name, "spec": self.spec.to_json(), "state": state, "counts": self.summary.counts,
                 "trials": len(self.rows), "budget": self.spec.searcher.get("max_trials"), "agents": self.agents,
-                "started": self.started(), "length": self.length(), "best": self.best(), "pareto": self.pareto,
-                "pareto_note": self.pareto_note,
+                "started": self.started(), "length": self.length(state), "best": self.summary.best,
+                "pareto": self.pareto, "pareto_note": self.pareto_note,
                 "rungs": asha_rungs(self.spec.searcher, self.searcher_state.value)}
 
     def rows_since(self, seen: int) -> list[dict[str, Any]]:
@@ -162,8 +167,9 @@ class SweepWatch:
         return {"iteration": "iteration", "samples": "samples"}.get(metric or "", "epochs")
 
     def curves_since(self, seen: int, metric: str) -> dict[str, dict[str, list]]:
+        """The curves of the selected trials that changed (or joined the selection) since version `seen`."""
         x = self.time_metric()
-        return {t.id: t.curve(metric, x) for t in self.trials.values() if t.curve_version > seen}
+        return {i: self.trials[i].curve(metric, x) for i in self.selected if self.trials[i].curve_version > seen}
 
     def curve_metrics(self) -> list[str]:
         """The metrics the trials' full test passes hold (the objectives first)."""

@@ -1,6 +1,6 @@
 """One trial of a sweep as its row and learning curve, kept in step with its folder: trial.json (settings, state,
 values, exit), metrics.jsonl followed as it grows (its full test passes are the curve), attempts.jsonl (the wall
-time of its attempts). A finished trial's folder no longer changes, so it is looked at again only now and then.
+time of its attempts). A finished trial's folder no longer changes: its sweep looks at it again only now and then.
 """
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from typing import Any
 from playground.ui.files.followed_file import FollowedRecords, JsonFile
 
 FINISHED = ("complete", "pruned", "fail", "imported")
-FINISHED_RECHECK_SECONDS = 5.0     # a finished trial's files are looked at this often (a rebuilt summary, say)
 
 
 class TrialWatch:
@@ -24,7 +23,6 @@ class TrialWatch:
         self.curve_version = 0     # ... when its full test passes last changed
         self._epoch_count = 0
         self._generation = 0
-        self._checked = 0.0
 
     @property
     def state(self) -> str:
@@ -33,10 +31,6 @@ class TrialWatch:
 
     def poll(self, version: int) -> bool:
         """Read what changed; `version` is the sweep's counter for a change now. Whether the row changed."""
-        now = time.monotonic()
-        if self.state in FINISHED and now - self._checked < FINISHED_RECHECK_SECONDS:
-            return False
-        self._checked = now
         changed = self.trial.poll()
         if self.records.poll():
             epochs = sum(1 for r in self.records.records if r.get("kind", "epoch") == "epoch")

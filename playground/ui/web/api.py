@@ -48,10 +48,10 @@ class Api:
         watch = self.catalog.sweep(path)
         with watch.lock:
             watch.poll()
-            return {"key": self.catalog.roots.key_of(path), "path": path, "name": watch.spec.name,
-                    "state": watch.state(), "started": watch.started(), "length": watch.length(),
-                    "best": watch.best(), "counts": watch.counts(), "trials": len(watch.rows),
-                    "budget": watch.spec.searcher.get("max_trials"), "searcher": watch.spec.searcher.get("name")}
+            header = watch.header()
+            return {"key": self.catalog.roots.key_of(path), "path": path, "searcher": watch.spec.searcher.get("name"),
+                    **{k: header[k] for k in ("name", "state", "started", "length", "best", "counts", "trials",
+                                              "budget")}}
 
     def _run_line(self, path: str, pid: int | None) -> dict[str, Any]:
         lock, watch = self.catalog.run(path)
@@ -137,7 +137,7 @@ class Api:
             since = _int(query.get("since"), 0)
             since = 0 if since > watch.version else since
             return {"version": watch.version, "since": since, "metric": metric, "x": watch.time_metric(),
-                    "curves": watch.curves_since(since, metric)}
+                    "ids": watch.selected, "trials": len(watch.rows), "curves": watch.curves_since(since, metric)}
 
     def importances(self, query: dict[str, str]) -> dict[str, Any]:
         """Optuna's importances of the complete trials (at most once per IMPORTANCE_SECONDS, worked out outside
