@@ -130,11 +130,18 @@ export function plotly() {
   return plotlyLoaded;
 }
 
-// draw or redraw `div` (Plotly.react keeps zoom while data change when layout.uirevision stays the same)
+// after the next frame is painted: what the page changed so far is seen before a long drawing starts
+export function painted() {
+  return new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+}
+
+// draw or redraw `div` (Plotly.react keeps zoom while data change when layout.uirevision stays the same), once
+// the page's tables are painted
 export async function chart(div, traces, layout) {
   const base = {margin: {l: 60, r: 20, t: 36, b: 40}, height: 360, uirevision: "keep",
                 legend: {orientation: "h", y: -0.3}, font: {size: 11}, hovermode: "closest"};
   const Plotly = await plotly();
+  await painted();
   return Plotly.react(div, traces, {...base, ...layout}, CONFIG);
 }
 

@@ -7,6 +7,8 @@ Pages poll: they send what they have (`since`: the sweep's version, or the run's
 """
 from __future__ import annotations
 
+import json
+import math
 import os
 import threading
 import time
@@ -24,10 +26,33 @@ class NotFound(Exception):
     """The key names no run or sweep under the served folders."""
 
 
+class Encoded(str):
+    """JSON text already encoded, put into the answer as it is (a sweep's rows: each encoded once per change)."""
+
+
+def encode(value: Any) -> str:
+    """Compact JSON; an infinity or NaN left in a value becomes null, which JSON.parse reads."""
+    try:
+        return json.dumps(value, allow_nan=False, separators=(",", ":"))
+    except ValueError:
+        return json.dumps(_finite(value), separators=(",", ":"))
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
 class Api:
     def __init__(self, catalog: Catalog, allow_actions: bool) -> None:
         self.catalog, self.allow_actions = catalog, allow_actions
         self._importances: dict[str, tuple[float, tuple, dict]] = {}
+        self._row_text: dict[str, dict[str, tuple[dict, str]]] = {}    # sweep -> trial -> (its row, the row's JSON)
         self._importance_lock = threading.Lock()
 
     def _path(self, key: str | None, kind: str) -> str:
@@ -125,8 +150,20 @@ class Api:
             since = _int(query.get("since"), 0)
             since = 0 if since > watch.version else since
             return {"key": query.get("key"), "path": path, "version": watch.version, "since": since,
-                    "allow_actions": self.allow_actions, **watch.header(), "rows": watch.rows_since(since),
+                    "allow_actions": self.allow_actions, **watch.header(), "rows": self._rows(path, watch, since),
                     "curve_metrics": watch.curve_metrics(), "time_metric": watch.time_metric()}
+
+    def _rows(self, path: str, watch: Any, since: int) -> Encoded:
+        """The rows changed since `since` as JSON, each row encoded once until it changes (a sweep's first answer
+        holds every row: 10,000 of them are 3 MB)."""
+        known = self._row_text.setdefault(path, {})
+        texts = []
+        for row in watch.rows_since(since):
+            cached = known.get(row["id"])
+            if cached is None or cached[0] is not row:
+                cached = known[row["id"]] = (row, encode(row))
+            texts.append(cached[1])
+        return Encoded("[" + ",".join(texts) + "]")
 
     def curves(self, query: dict[str, str]) -> dict[str, Any]:
         path = self._path(query.get("key"), "sweep")

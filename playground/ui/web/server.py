@@ -11,7 +11,6 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
-import math
 import os
 import shutil
 import sys
@@ -25,7 +24,7 @@ from playground.processes.exit_codes import UserError
 from playground.ui.files.roots import Roots
 from playground.ui.web.access import Access
 from playground.ui.web.actions import ActionRefused, act
-from playground.ui.web.api import Api, NotFound
+from playground.ui.web.api import Api, Encoded, NotFound, encode
 from playground.ui.web.catalog import Catalog
 
 STATIC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")
@@ -174,8 +173,15 @@ def _handler(server: UiServer) -> type[BaseHTTPRequestHandler]:
             if path is None:
                 self._text(HTTPStatus.NOT_FOUND, "not found")
                 return
+            status = os.stat(path)
+            tag = f'"{status.st_mtime_ns:x}-{status.st_size:x}"'
+            if self.headers.get("If-None-Match") == tag:       # the browser's copy is current: no body
+                self._head(HTTPStatus.NOT_MODIFIED, 0, STATIC_TYPES[os.path.splitext(name)[1]], "no-cache",
+                           {"ETag": tag})
+                return
             with open(path, "rb") as handle:
-                self._send(HTTPStatus.OK, handle.read(), STATIC_TYPES[os.path.splitext(name)[1]], "no-cache")
+                self._send(HTTPStatus.OK, handle.read(), STATIC_TYPES[os.path.splitext(name)[1]], "no-cache",
+                           {"ETag": tag})
 
         def _plotly(self) -> None:
             if "gzip" in (self.headers.get("Accept-Encoding") or ""):
@@ -198,10 +204,9 @@ def _handler(server: UiServer) -> type[BaseHTTPRequestHandler]:
                 shutil.copyfileobj(handle, self.wfile, 1 << 20)
 
         def _json(self, status: HTTPStatus, payload: Any) -> None:
-            try:
-                body = json.dumps(payload, allow_nan=False, separators=(",", ":"))
-            except ValueError:     # an infinity or NaN left in a value: sent as null, which JSON.parse reads
-                body = json.dumps(_finite(payload), separators=(",", ":"))
+            body = encode({k: v for k, v in payload.items() if not isinstance(v, Encoded)})
+            for name, text in ((k, v) for k, v in payload.items() if isinstance(v, Encoded)):
+                body = f"{body[:-1]}{',' if body != '{}' else ''}{json.dumps(name)}:{text}}}"
             self._send(status, body.encode(), "application/json", "no-store")
 
         def _text(self, status: HTTPStatus, text: str) -> None:
@@ -226,16 +231,6 @@ def _handler(server: UiServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
 
     return Handler
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
 
 
 def _ascii(name: str) -> str:
