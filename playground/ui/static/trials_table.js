@@ -12,24 +12,26 @@ function shortName(key) { return key.split(".").pop(); }
 
 function numeric(value) { return typeof value === "number" && Number.isFinite(value); }
 
-// a filter box's text as a test of one cell's value
-export function parseFilter(text) {
+// a filter box's text as a test of one row in `column`: a range or comparison tests the column's number, any
+// other text is looked for in its text (a trial's id, say, where the number sorts)
+export function parseFilter(text, column) {
   const t = text.trim();
   if (!t) return null;
   const range = t.match(/^(-?[\d.eE+-]+)\s*\.\.\s*(-?[\d.eE+-]+)$/);
   if (range) {
     const [lo, hi] = [parseFloat(range[1]), parseFloat(range[2])];
-    return (v) => numeric(v) && v >= lo && v <= hi;
+    return (r) => { const v = column.value(r); return numeric(v) && v >= lo && v <= hi; };
   }
   const compare = t.match(/^(<=|>=|<|>|=)\s*(-?[\d.eE+-]+)$/);
   if (compare && !Number.isNaN(parseFloat(compare[2]))) {
     const bound = parseFloat(compare[2]);
     const test = {"<": (v) => v < bound, ">": (v) => v > bound, "<=": (v) => v <= bound, ">=": (v) => v >= bound,
                   "=": (v) => v === bound}[compare[1]];
-    return (v) => numeric(v) && test(v);
+    return (r) => { const v = column.value(r); return numeric(v) && test(v); };
   }
   const needle = t.toLowerCase();
-  return (v) => v !== null && v !== undefined && fmtValue(v).toLowerCase().includes(needle);
+  const text_ = column.text || column.value;
+  return (r) => { const v = text_(r); return v !== null && v !== undefined && fmtValue(v).toLowerCase().includes(needle); };
 }
 
 export class TrialsTable {
@@ -69,7 +71,7 @@ export class TrialsTable {
       {title: "", value: () => null, cell: (r) => `<input type="checkbox" data-trial="${escapeHtml(r.id)}"` +
                                                     `${this.ticked.has(r.id) ? " checked" : ""} aria-label="tick">`,
        fixed: true},
-      {title: "trial", value: (r) => r.number ?? r.id, cell: (r) => this.trialCell(r)},
+      {title: "trial", value: (r) => r.number ?? r.id, text: (r) => r.id, cell: (r) => this.trialCell(r)},
       {title: "state", value: (r) => r.state, cell: (r) => `<span class="state state-${escapeHtml(
         r.state.replace(/[^a-z]/g, ""))}">${escapeHtml(r.state)}</span>`},
     ];
@@ -99,7 +101,7 @@ export class TrialsTable {
     const boxes = el("tr", {class: "filters"}, columns.map((c, i) => el("th", {}, c.fixed ? "" : el("input", {
       type: "search", placeholder: c.numeric ? ">, <, a..b" : "filter", "aria-label": `filter ${c.full || c.title}`,
       "data-column": c.full || c.title,
-      oninput: (e) => { const test = parseFilter(e.target.value);
+      oninput: (e) => { const test = parseFilter(e.target.value, c);
                         if (test) this.filters.set(i, test); else this.filters.delete(i); this.draw(); }}))));
     this.head.replaceChildren(titles, boxes);
   }
@@ -117,8 +119,7 @@ export class TrialsTable {
 
   draw() {
     const filters = [...this.filters.entries()];
-    let shown = filters.length ? this.rows.filter((r) => filters.every(([i, test]) =>
-      test(this.columns[i].value(r)))) : this.rows.slice();
+    const shown = filters.length ? this.rows.filter((r) => filters.every(([, test]) => test(r))) : this.rows.slice();
     const column = this.columns[this.sort.index];
     if (column) {
       const sign = this.sort.descending ? -1 : 1;

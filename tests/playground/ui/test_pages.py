@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 
+from tests.playground.sweeps.synthetic import add_finished_trials
 from tests.playground.ui.browser import UiProcess, shot
 from tests.playground.ui.folders import (asha_sweep, demo_run, full_passes, make_all, pareto_sweep, tiny_run,
                                          trials)
@@ -24,6 +26,12 @@ def served(tmp_path_factory):
     runs, sweeps = root / "runs", root / "sweeps"
     make_all(demo_run(runs / "demo", root / "digits"), tiny_run(runs / "tiny-a", 0.05), tiny_run(runs / "tiny-b", 0.2),
              asha_sweep(sweeps / "asha20"), pareto_sweep(sweeps / "two-objectives"))
+    many = sweeps / "many"                 # 400 trials: the ASHA sweep's, and copies of its last one
+    shutil.copytree(sweeps / "asha20", many)
+    stored = json.loads((many / "sweep.json").read_text())
+    stored["spec"]["name"] = "many"
+    (many / "sweep.json").write_text(json.dumps(stored))
+    add_finished_trials(str(many), 380)
     ui = UiProcess([runs, sweeps])
     yield ui, runs, sweeps
     assert ui.stop() == 0
@@ -59,7 +67,7 @@ def expected_traces(run_dir: Path, ys: list[str]) -> int:
 def test_the_list_shows_every_run_and_sweep_with_state_best_and_exit(page, served, tmp_path):
     ui, runs, sweeps = served
     open_page(page, ui, "#/")
-    page.wait_for_function("() => document.querySelectorAll('tbody tr[data-key]').length === 5")
+    page.wait_for_function("() => document.querySelectorAll('tbody tr[data-key]').length === 6")
     rows = page.evaluate("() => [...document.querySelectorAll('tbody tr[data-key]')].map(r => "
                          "[...r.querySelectorAll('td')].map(c => c.textContent))")
     by_name = {r[0] if not r[0] == "" else r[1]: r for r in rows}
@@ -71,7 +79,7 @@ def test_the_list_shows_every_run_and_sweep_with_state_best_and_exit(page, serve
     assert asha[1:4] == ["finished", "adaptive_asha", "20 of 20"], asha
     states = [t["state"] for t in trials(sweeps / "asha20").values()]
     assert set(asha[4].split(", ")) == {f"{states.count(s)} {s}" for s in states}, asha
-    assert by_name["two-objectives"][3] == "4 of 4"
+    assert by_name["two-objectives"][3] == "4 of 4" and by_name["many"][3] == "400 of 20"   # its budget is 20
     shot(page, tmp_path, "list")
 
 
@@ -192,3 +200,18 @@ def test_two_ticked_runs_compare_their_opts_and_curves(page, served, tmp_path):
         names = [t["name"] for t in chart_traces(page, f"#compare-charts .chart:nth-child({index})")]
         assert {n.split(" (")[0] for n in names} == {"run 1", "run 2"}, names
     shot(page, tmp_path, "compare")
+
+
+def test_a_table_of_hundreds_of_trials_holds_the_rows_in_view_and_shows_others_on_scroll(page, served):
+    ui, _, sweeps = served
+    open_page(page, ui, f"#/sweep/{key(1, 'many')}")
+    page.wait_for_function("() => document.getElementById('trial-count').textContent === '400 of 400 trials shown'")
+    rows = "() => [...document.querySelectorAll('#trials tbody tr[data-trial]')].map(r => r.dataset.trial)"
+    in_page = page.evaluate(rows)
+    assert 0 < len(in_page) < 120 and in_page[0] == "t0000"            # sorted by number, the first in view
+    page.evaluate("() => { const box = document.querySelector('.scroll'); box.scrollTop = box.scrollHeight; }")
+    page.wait_for_function(rows + ".includes('t0399')")
+    assert len(page.evaluate(rows)) < 120
+    page.fill("input[data-column='trial']", ">=390")                   # a filter works on every row, not the shown
+    page.wait_for_function("() => document.getElementById('trial-count').textContent === '10 of 400 trials shown'")
+    assert page.evaluate(rows) == [f"t{n:04d}" for n in range(390, 400)]
