@@ -29,15 +29,17 @@ REPO = Path(__file__).resolve().parent.parent
 TARGET = 1.0
 
 # Installed before the page's own scripts: each animation frame counts the trials the table shows (its count line,
-# once its rows are in the page: above 300 rows only those in view are) and the chart's drawn traces, and keeps the
-# time (ms since the navigation started) of the frame each count was first seen at.
+# once its rows are in the page: above 300 rows only those in view are) and the trials whose curves the chart has
+# drawn (its data-trials, set once plotly has drawn them), and keeps the time (ms since the navigation started) of
+# the frame each count was first seen at.
 WATCH = """
 window.__shown = {table: [0, 0], curves: [0, 0]};
 (function look() {
   const body = document.querySelector('#trials tbody');
   const count = document.getElementById('trial-count');
   const rows = body && body.rows.length && count ? parseInt(count.textContent) : 0;
-  const traces = document.querySelectorAll('#curves .scatterlayer .trace').length;
+  const chart = document.getElementById('curves');
+  const traces = chart ? parseInt(chart.dataset.trials || '0') : 0;
   if (rows !== window.__shown.table[0]) window.__shown.table = [rows, performance.now()];
   if (traces !== window.__shown.curves[0]) window.__shown.curves = [traces, performance.now()];
   requestAnimationFrame(look);

@@ -123,7 +123,7 @@ export function mountSweep(main, key) {
       table.setRows(rows, data.pareto);
       have.drawn.table = data.version;
     }
-    const drawing = [];
+    const drawing = [takeCurves(curveData)];
     if (have.drawn.charts !== data.version) {
       have.drawn.charts = data.version;
       drawing.push(drawParallel(parallel, rows, spec));
@@ -131,7 +131,6 @@ export function mountSweep(main, key) {
       if (spec.objectives.length >= 2) drawing.push(drawPareto(pareto, rows, spec, data.pareto));
     }
     have.version = data.version;
-    drawing.push(takeCurves(curveData));
     drawing.push(refreshImportances(rows.filter((r) => r.state === "complete").length));
     await Promise.all(drawing);
   }, 1000);

@@ -80,14 +80,15 @@ class UiProcess:
             self.process.stderr.close()
 
 
-def shot(page, tmp_path: Path, name: str) -> Path:
-    """A screenshot of what the page shows now, as tmp_path/NAME.png (and, small, in PLAYGROUND_UI_SCREENSHOTS)."""
+def shot(page, tmp_path: Path, name: str, docs: bool = True) -> Path:
+    """A screenshot of what the page shows now, as tmp_path/NAME.png; with `docs`, also (small: 64 colours) in the
+    folder PLAYGROUND_UI_SCREENSHOTS names, when it names one."""
     path = tmp_path / f"{name}.png"
     page.screenshot(path=str(path))
-    docs = os.environ.get("PLAYGROUND_UI_SCREENSHOTS")
-    if docs:
+    folder = os.environ.get("PLAYGROUND_UI_SCREENSHOTS")
+    if docs and folder:
         from PIL import Image
-        os.makedirs(docs, exist_ok=True)
+        os.makedirs(folder, exist_ok=True)
         with Image.open(path) as image:
-            image.convert("RGB").quantize(colors=64).save(os.path.join(docs, f"{name}.png"), optimize=True)
+            image.convert("RGB").quantize(colors=64).save(os.path.join(folder, f"{name}.png"), optimize=True)
     return path

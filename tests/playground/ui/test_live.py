@@ -73,7 +73,7 @@ def test_a_running_runs_records_appear_live_and_its_stop_button_checkpoints_it(p
             seen_within(page, "(n) => parseInt(document.getElementById('record-count').textContent) >= n", grown)
         seen_within(page, "(line) => document.getElementById('log').textContent.includes(line)",
                     (run_dir / "train.log").read_text().splitlines()[-1], seconds=LIVE_SECONDS + 1)
-        shot(page, tmp_path, "run-live")
+        shot(page, tmp_path, "run-live", docs=False)
         page.click("#stop-run")
         assert process.wait(timeout=HANG) == EXIT_STOPPED, process.stderr.read()
         page.wait_for_function("() => document.querySelector('.facts .state').textContent === 'stopped'")
@@ -110,9 +110,9 @@ def test_a_running_sweep_updates_live_and_pauses_and_resumes_from_its_buttons(pa
                            "t0000's next full pass")
         seen_within(page, "(e) => document.querySelector(\"#trials tr[data-trial='t0000']\").children[5]"
                           ".textContent === String(e)", grown)
-        seen_within(page, "(n) => document.getElementById('curves').data.find(t => t.name === 't0000')"
-                          ".x.length >= n", len(full_passes(first)))
-        shot(page, tmp_path, "sweep-live")
+        seen_within(page, "(n) => document.getElementById('curves').data.flatMap(t => t.text || [])"
+                          ".filter(label => label.startsWith('t0000 ')).length >= n", len(full_passes(first)))
+        shot(page, tmp_path, "sweep-live", docs=False)
         page.click("#pause-sweep")
         assert process.wait(timeout=HANG) == EXIT_STOPPED, process.stderr.read()
         page.wait_for_function("() => document.querySelector('.facts .state').textContent === 'paused'")

@@ -52,6 +52,20 @@ def chart_traces(page, selector: str) -> list[dict]:
                          "points: (t.x || []).filter(x => x !== null).length, type: t.type}))", selector)
 
 
+CURVE_POINTS = """(selector) => { const points = {};
+  for (const trace of document.querySelector(selector).data) {
+    if (trace.name === 'reached a rung') continue;
+    (trace.text || []).forEach((label, i) => { if (label && trace.x[i] !== null) {
+      const id = label.split(' ')[0]; points[id] = (points[id] || 0) + 1; } });
+  }
+  return points; }"""
+
+
+def curve_points(page, selector: str = "#curves") -> dict[str, int]:
+    """Each trial's points on the learning-curves chart (its trials share traces, each point names its trial)."""
+    return page.evaluate(CURVE_POINTS, selector)
+
+
 def expected_traces(run_dir: Path, ys: list[str]) -> int:
     """As `playground plot` draws a spec: a test metric with full passes and interval points twice, others once."""
     records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
@@ -142,10 +156,9 @@ def test_a_sweeps_learning_curves_mark_the_asha_rungs(page, served, tmp_path):
     ui, _, sweeps = served
     sweep = sweeps / "asha20"
     open_page(page, ui, f"#/sweep/{key(1, 'asha20')}")
-    page.wait_for_function("() => (document.getElementById('curves').data || []).length === 21")
+    page.wait_for_function("() => document.getElementById('curves').dataset.trials === '20'")
+    assert curve_points(page) == {t: len(full_passes(sweep / "trials" / t)) for t in trials(sweep)}
     traces = {t["name"]: t for t in chart_traces(page, "#curves")}
-    for trial_id in trials(sweep):
-        assert traces[trial_id]["points"] == len(full_passes(sweep / "trials" / trial_id)), trial_id
     state = json.loads((sweep / "searcher.json").read_text())
     reached = sum(len(rung) for bracket in state["rungs"] for rung in bracket)
     assert traces["reached a rung"]["points"] == reached
