@@ -166,10 +166,9 @@ class SweepWatch:
         metric = self.spec.searcher.get("time_metric") if self.spec.searcher.get("name") == "adaptive_asha" else None
         return {"iteration": "iteration", "samples": "samples"}.get(metric or "", "epochs")
 
-    def curves_since(self, seen: int, metric: str) -> dict[str, dict[str, list]]:
-        """The curves of the selected trials that changed (or joined the selection) since version `seen`."""
-        x = self.time_metric()
-        return {i: self.trials[i].curve(metric, x) for i in self.selected if self.trials[i].curve_version > seen}
+    def curves_since(self, seen: int) -> list[TrialWatch]:
+        """The selected trials whose curves changed (or that joined the selection) since version `seen`."""
+        return [self.trials[i] for i in self.selected if self.trials[i].curve_version > seen]
 
     def curve_metrics(self) -> list[str]:
         """The metrics the trials' full test passes hold (the objectives first)."""

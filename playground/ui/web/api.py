@@ -53,6 +53,7 @@ class Api:
         self.catalog, self.allow_actions = catalog, allow_actions
         self._importances: dict[str, tuple[float, tuple, dict]] = {}
         self._row_text: dict[str, dict[str, tuple[dict, str]]] = {}    # sweep -> trial -> (its row, the row's JSON)
+        self._curve_text: dict[str, dict[str, tuple[tuple, str]]] = {}  # sweep -> trial -> (what it is of, JSON)
         self._importance_lock = threading.Lock()
 
     def _path(self, key: str | None, kind: str) -> str:
@@ -173,8 +174,17 @@ class Api:
             metric = query.get("metric") or next(iter(watch.curve_metrics()), "")
             since = _int(query.get("since"), 0)
             since = 0 if since > watch.version else since
-            return {"version": watch.version, "since": since, "metric": metric, "x": watch.time_metric(),
-                    "ids": watch.selected, "trials": len(watch.rows), "curves": watch.curves_since(since, metric)}
+            x = watch.time_metric()
+            known = self._curve_text.setdefault(path, {})
+            texts = []
+            for trial in watch.curves_since(since):      # each curve encoded once per change (of it or the metric)
+                of = (metric, x, trial.curve_version)
+                cached = known.get(trial.id)
+                if cached is None or cached[0] != of:
+                    cached = known[trial.id] = (of, encode(trial.curve(metric, x)))
+                texts.append(f"{json.dumps(trial.id)}:{cached[1]}")
+            return {"version": watch.version, "since": since, "metric": metric, "x": x, "ids": watch.selected,
+                    "trials": len(watch.rows), "curves": Encoded("{" + ",".join(texts) + "}")}
 
     def importances(self, query: dict[str, str]) -> dict[str, Any]:
         """Optuna's importances of the complete trials (at most once per IMPORTANCE_SECONDS, worked out outside
