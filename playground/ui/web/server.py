@@ -13,6 +13,7 @@ import importlib.util
 import json
 import os
 import shutil
+import socket
 import sys
 import traceback
 from http import HTTPStatus
@@ -58,7 +59,8 @@ class UiServer:
         self._plotly_gzip: bytes | None = None
         self.static = {name: os.path.join(STATIC, name) for name in os.listdir(STATIC)
                        if os.path.splitext(name)[1] in STATIC_TYPES}
-        self.httpd = ThreadingHTTPServer((host, port), _handler(self))
+        server_class = _Ipv6Server if ":" in host else ThreadingHTTPServer
+        self.httpd = server_class((host, port), _handler(self))
         self.httpd.daemon_threads = True
         self.access = Access(host, self.httpd.server_address[1], token)
 
@@ -76,6 +78,10 @@ class UiServer:
         return {"/api/list": self.api.listing, "/api/run": self.api.run, "/api/sweep": self.api.sweep,
                 "/api/curves": self.api.curves, "/api/importances": self.api.importances,
                 "/api/compare": self.api.compare}
+
+
+class _Ipv6Server(ThreadingHTTPServer):
+    address_family = socket.AF_INET6      # --host ::1, --host ::
 
 
 def _handler(server: UiServer) -> type[BaseHTTPRequestHandler]:
