@@ -86,18 +86,20 @@ export function stateBadge(state) {
   return el("span", {class: `state state-${String(state).replace(/[^a-z]/g, "")}`}, state);
 }
 
-// every `ms`, `step()` (async) once the previous one ended; `stop()` ends it. The page shows a failed poll.
+// `step()` (async) every `ms` from start to start (at least a quarter of that after the previous one ended, when a
+// step takes longer); `stop()` ends it. The page shows a failed poll.
 export function poll(step, ms) {
   let timer = null, stopped = false;
   const live = document.getElementById("live");
   async function run() {
+    const began = performance.now();
     try {
       await step();
       if (live) { live.textContent = "live"; live.className = "live-ok"; }
     } catch (err) {
       if (live) { live.textContent = `not updated: ${err.message}`; live.className = "live-error"; }
     }
-    if (!stopped) timer = setTimeout(run, ms);
+    if (!stopped) timer = setTimeout(run, Math.max(ms / 4, ms - (performance.now() - began)));
   }
   run();
   return {stop() { stopped = true; clearTimeout(timer); }};

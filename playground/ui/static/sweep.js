@@ -123,7 +123,8 @@ export function mountSweep(main, key) {
       table.setRows(rows, data.pareto);
       have.drawn.table = data.version;
     }
-    const drawing = [takeCurves(curveData)];
+    const curvesDrawn = Promise.resolve(takeCurves(curveData));
+    const drawing = [curvesDrawn];
     if (have.drawn.charts !== data.version) {
       have.drawn.charts = data.version;
       drawing.push(drawParallel(parallel, rows, spec));
@@ -131,7 +132,8 @@ export function mountSweep(main, key) {
       if (spec.objectives.length >= 2) drawing.push(drawPareto(pareto, rows, spec, data.pareto));
     }
     have.version = data.version;
-    drawing.push(refreshImportances(rows.filter((r) => r.state === "complete").length));
+    const complete = rows.filter((r) => r.state === "complete").length;
+    drawing.push(curvesDrawn.then(() => refreshImportances(complete)));   // the server's longest work, asked last
     await Promise.all(drawing);
   }, 1000);
 }

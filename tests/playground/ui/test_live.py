@@ -40,7 +40,11 @@ def lines(path: Path) -> int:
 
 def seen_within(page, script: str, argument, seconds: float = LIVE_SECONDS) -> None:
     """The page shows what `script(argument)` tests within `seconds`, without a reload."""
-    page.wait_for_function(script, arg=argument, timeout=seconds * 1000)
+    from playwright.sync_api import TimeoutError as Timeout
+    try:
+        page.wait_for_function(script, arg=argument, timeout=seconds * 1000)
+    except Timeout:
+        raise AssertionError(f"not on the page within {seconds} s: {script} ({argument!r})") from None
 
 
 @pytest.fixture
