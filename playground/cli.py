@@ -29,6 +29,7 @@ COMMANDS = {
     "predict": ("predict", "write a trained network's outputs for a dataset (the test split by default), in order"),
     "make-lmdb": ("make_lmdb", "build an image LMDB from class folders, a `path label` list, or the digits"),
     "sweep": ("sweep", "run many experiments: a upf file, a grid or a hyperparameter search, each trial a run"),
+    "ui": ("ui", "serve a live web page over run folders and sweep folders: charts, logs, trials, comparisons"),
     "convert-caffe2-checkpoint": ("convert_caffe2_checkpoint",
                                   "turn an original Caffe2 Playground .pkl checkpoint into a weights file"),
 }

@@ -90,7 +90,7 @@ def test_nothing_imports_the_command_line():
     assert bad == []
 
 
-@pytest.mark.parametrize("part", ["sweeps"])
+@pytest.mark.parametrize("part", ["sweeps", "ui"])
 def test_the_sweep_layer_never_imports_the_trainer(part):
     folder = PACKAGE / part
     if not folder.is_dir():
@@ -114,9 +114,11 @@ MAX_MODULES = 15   # modules directly in one package; past that it is sub-packag
 # here need not exist yet (processes/: the exit codes and the one supervisor, below everything; compat/: the
 # foreign APIs mapped onto ours, which the core never imports).
 TOP_LAYERS = ["processes", "options", "restarts", "outputs", "distribution", "data", "checkpoints", "trainer",
-              "launch", "candle", "determined", "sweeps", "compat", "commands"]
+              "launch", "candle", "determined", "sweeps", "compat", "ui", "commands"]
 # The sweep layer's floors, lowest first (playground/sweeps/<name>/ or <name>.py).
 SWEEP_LAYERS = ["errors", "inputs", "files", "search", "results", "agents", "operations"]
+# `playground ui`'s floors, lowest first (playground/ui/<name>/).
+UI_LAYERS = ["files", "views", "web"]
 
 
 def module_name(path: Path) -> str:
@@ -285,6 +287,10 @@ def upward_arrows(package: str, layers: list[str], skip: set[str] = frozenset())
 
 def test_no_sweep_module_imports_a_higher_floor_of_the_sweep_layer():
     assert upward_arrows("playground.sweeps", SWEEP_LAYERS) == []
+
+
+def test_no_ui_module_imports_a_higher_floor_of_the_ui():
+    assert upward_arrows("playground.ui", UI_LAYERS) == []
 
 
 def test_no_part_of_playground_imports_a_later_part():
