@@ -70,7 +70,7 @@ def main(argv: list[str]) -> int:
             validation_period=TrainUnit.from_config(config.get("min_validation_period"), batch),
             checkpoint_period=TrainUnit.from_config(config.get("min_checkpoint_period"), batch),
             reporting_period=TrainUnit.from_config({"batches": config.get("scheduling_unit", 100)}, batch),
-            test_mode=bool(cluster.get("test_mode")))
+            test_mode=bool(cluster.get("test_mode")), checkpoint_policy=config.get("checkpoint_policy", "best"))
     return 0
 
 

@@ -78,9 +78,9 @@ def test_a_trial_validates_at_its_period_counted_across_epochs_at_its_rungs_and_
     run(trial_main("mnist_trial:MNistTrial"), tmp_path / "run", info, 1)
     found = records(tmp_path / "run")
     # rungs 2, 3; period 4, 8 (the 8th batch of the trial, not the 4th of epoch 2); the end, 9; the epoch end
-    # at 6 is no validation (Determined's controller validates at its boundaries only): training metrics
+    # at 6 ends no window (Determined's controller stops at its boundaries only): no record
     assert [(r["kind"], r["iteration"]) for r in found] == [("epoch", 2), ("epoch", 3), ("epoch", 4),
-                                                            ("interval", 6), ("epoch", 8), ("epoch", 9)]
+                                                            ("epoch", 8), ("epoch", 9)]
     # what the sweep's agent reads: each validation at its step, samples = batches x 8 (the searcher's unit)
     assert [(r["iteration"], r["samples"]) for r in MetricsTail(str(tmp_path / "run")).new_epoch_records()] == [
         (2, 16), (3, 24), (4, 32), (8, 64), (9, 72)]
