@@ -59,16 +59,17 @@ def output(run_dir: Path) -> str:
     return "".join(Path(p).read_text() for p in sorted(glob.glob(str(run_dir / "rank*.out"))))
 
 
-def run(command: list[str], run_dir: Path, info: dict, ranks: int) -> None:
+def run(command: list[str], run_dir: Path, info: dict, ranks: int, cwd: Path = TRIALS) -> None:
     """A session to its end; it must succeed."""
-    codes = wait(start(command, run_dir, info, ranks), run_dir)
+    codes = wait(start(command, run_dir, info, ranks, cwd=cwd), run_dir)
     assert codes == [0] * ranks, output(run_dir)
 
 
-def interrupt(command: list[str], run_dir: Path, info: dict, ranks: int, how: int, after: str) -> list[int]:
+def interrupt(command: list[str], run_dir: Path, info: dict, ranks: int, how: int, after: str,
+              cwd: Path = TRIALS) -> list[int]:
     """A slowed session, sent `how` (SIGKILL, SIGTERM) on every rank once the file `after` exists in the run
     folder; its exit codes."""
-    processes = start(command, run_dir, info, ranks, env={"DET_TEST_BATCH_SLEEP": "0.15"})
+    processes = start(command, run_dir, info, ranks, env={"DET_TEST_BATCH_SLEEP": "0.15"}, cwd=cwd)
     deadline = time.time() + HANG
     while not (run_dir / after).exists():
         assert time.time() < deadline and all(p.poll() is None for p in processes), output(run_dir)

@@ -40,8 +40,10 @@ class Observed:
 
 
 def run_trial(spec: str, run_dir: Path, info: dict, ranks: int = 1, expect: int = 0) -> Observed:
-    """One session of `module:Class` to its end in `run_dir`; its exit codes must be `expect`."""
-    log = run_dir.parent / f"{run_dir.name}.observed"
+    """One session of `module:Class` to its end in `run_dir`; its exit codes must be `expect`. What this
+    session's callbacks saw (a session of its own: an earlier one's calls are not in it)."""
+    sessions = len(list(run_dir.parent.glob(f"{run_dir.name}.observed*.rank0")))
+    log = run_dir.parent / f"{run_dir.name}.observed{sessions}"
     command = [sys.executable, "-m", "playground.determined.trial_main", spec]
     codes = wait(start(command, run_dir, info, ranks, env={"CONFORMANCE_LOG": str(log)}, cwd=TRIALS), run_dir)
     assert codes == [expect] * ranks, output(run_dir)

@@ -59,8 +59,10 @@ def label_index_sum(updates: List) -> float:
 
 
 class RateIsStepCount(torch.optim.lr_scheduler.LRScheduler):
+    """The rate is RATE x the scheduler's step count (1 after its construction)."""
+
     def get_lr(self) -> List[float]:
-        return [float(self._step_count) for _ in self.base_lrs]
+        return [base * self._step_count for base in self.base_lrs]
 
 
 class OneVarTrial(pytorch.PyTorchTrial):
