@@ -205,6 +205,12 @@ class _Runner:
                 self._stop_all()
             time.sleep(0.05)
 
+    def _stored_checkpoints(self) -> bool:
+        """Whether the trial has a checkpoint to resume from: a Core API one, or a Trial API one."""
+        folder = os.path.join(self.run_dir, "checkpoints")
+        return bool(core_files.checkpoints(self.run_dir)) or (
+            os.path.isdir(folder) and any(name.endswith(".pt") for name in os.listdir(folder)))
+
     def _stop_all(self) -> None:
         supervisor.stop([child for child in self.children if supervisor.returncode(child) is None])
 
@@ -228,7 +234,8 @@ class _Runner:
             print(f"playground: rank {rank} of {shlex.join(self.command)} exited with code 2 (a usage error; its "
                   "message is above)", file=sys.stderr)
             return EXIT_USAGE
+        kept = ("the checkpoints it stored are kept (re-run to resume)" if self._stored_checkpoints()
+                else "it stored no checkpoint (a re-run starts afresh)")
         print(f"playground: rank {rank} (pid {self.children[rank].pid}) of {shlex.join(self.command)} "
-              f"{supervisor.how_it_ended(code)}; the checkpoints it stored are kept (re-run to resume)",
-              file=sys.stderr)
+              f"{supervisor.how_it_ended(code)}; {kept}", file=sys.stderr)
         return EXIT_FAILED

@@ -82,6 +82,7 @@ def test_a_failing_rank_stops_the_others_and_the_run_fails_naming_it(tmp_path):
     code, output = run(["python3", "main.py"], context, tmp_path / "run", cluster_info(), slots=2)
     assert code == EXIT_FAILED
     assert "rank 1 gives up" in output and "playground: rank 1 (pid" in output
+    assert "it stored no checkpoint (a re-run starts afresh)" in output and "are kept" not in output
 
 
 def test_failures_are_restarted_up_to_max_restarts_with_the_latest_checkpoint_given_again(tmp_path):
