@@ -238,7 +238,9 @@ def _check_metadata(config: dict, problems: list[str]) -> None:
 
 
 def _checkpoint_dir(raw: Any, root: str, problems: list[str]) -> str | None:
-    """checkpoint_storage as a local folder: shared_fs host_path[/storage_path], or directory container_path."""
+    """checkpoint_storage as a local folder: shared_fs host_path[/storage_path], or directory container_path;
+    None for the run folder (no checkpoint_storage, or one without a type: on Determined, the cluster's default
+    storage with the experiment's save_* counts)."""
     if not isinstance(raw, dict):
         return None
     kind = raw.get("type")
@@ -246,6 +248,8 @@ def _checkpoint_dir(raw: Any, root: str, problems: list[str]) -> str | None:
         problems.append(f"checkpoint_storage.type: {kind} stores checkpoints in a cloud bucket, which a local run "
                         "does not do; remove checkpoint_storage (checkpoints go to the run folder) or use shared_fs "
                         "with host_path")
+        return None
+    if kind is None:     # the cluster's default storage, on Determined: here the run folder
         return None
     if kind == "directory":
         folder = raw.get("container_path")

@@ -42,10 +42,10 @@ def test_a_two_model_trial_killed_mid_run_resumes_to_the_uninterrupted_result_bi
     kill_and_rerun(GAN, tmp_path / "cut", gan_info(), ranks, whole)
 
 
-def test_the_gan_tutorial_runs_with_test_through_the_runner(tmp_path):
-    """experiments/determined_mnist/gan_mnist_pytorch (Determined's example, only data.py changed) under
-    `playground run const.yaml --test`: one batch of both models, a validation, a checkpoint of both."""
-    done = run_cli("run", str(REPO / "experiments" / "determined_mnist" / "gan_mnist_pytorch" / "const.yaml"), "--test",
+def test_the_two_model_example_runs_with_test_through_the_runner(tmp_path):
+    """experiments/determined_digits/two_models (a GAN on the digits) under `playground run const.yaml --test`:
+    one batch of both models, a validation, a checkpoint of both."""
+    done = run_cli("run", str(REPO / "experiments" / "determined_digits" / "two_models" / "const.yaml"), "--test",
                    "--run-dir", str(tmp_path / "run"), script="playground")
     assert done.returncode == 0, done.stderr[-3000:]
     found = records(tmp_path / "run")
