@@ -17,7 +17,7 @@ import sys
 
 from playground.determined.experiment_config import Experiment, ExperimentConfigError, is_experiment, \
     load_experiment, read_yaml
-from playground.determined.trial_setup import cluster_info, parse_sets, trial_hparams
+from playground.determined.trial_setup import cluster_info, parse_sets, split_length, trial_hparams
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED
 
 REFUSED = (("--defaults-file", "defaults_file"), ("--shard-id", "shard_id"), ("--resume", "resume"),
@@ -46,12 +46,13 @@ def run_experiment(path: str, args: argparse.Namespace) -> int:
         raise ExperimentConfigError(f"{', '.join(refused)}: not for a Determined experiment ({path}); its "
                                     "configuration is the YAML (with --set for hyperparameters)")
     experiment = load_experiment(path)
-    hparams = trial_hparams(experiment, parse_sets(args.sets))
+    sets, own_length = split_length(experiment, parse_sets(args.sets))
+    hparams = trial_hparams(experiment, sets)
     max_restarts = 0 if args.test else (experiment.max_restarts if args.max_restarts is None else args.max_restarts)
     run_dir = _run_dir(args, experiment)
     command = experiment.command()
     info = cluster_info(experiment, hparams, run_dir, test_mode=bool(args.test), trial_id=sweep_trial_id(run_dir),
-                        rungs=parse_rungs(getattr(args, "rungs", None)))
+                        rungs=parse_rungs(getattr(args, "rungs", None)), max_length=own_length)
     for note in experiment.notes:
         print(f"playground: note: {note}", file=sys.stderr)
     if args.dry_run:
@@ -76,7 +77,7 @@ def describe(experiment: Experiment, command: list[str], run_dir: str, max_resta
         f"context dir (cwd): {experiment.context_dir}",
         f"run dir: {run_dir}",
         f"slots (ranks): {experiment.slots_per_trial}; max restarts: {max_restarts}",
-        _length_line(experiment),
+        _length_line(experiment, info["max_length"]),
         f"hyperparameters: {json.dumps(info['hparams'], sort_keys=True)}",
         *_batch_line(info),
         "cluster info (det_cluster.json):",
@@ -105,8 +106,10 @@ def sweep_trial_id(run_dir: str) -> int:
     return 1
 
 
-def _length_line(experiment: Experiment) -> str:
+def _length_line(experiment: Experiment, length: dict | None) -> str:
     s = experiment.searcher
+    if length and length != s.get("max_length"):
+        return f"length: {json.dumps(length)} (--set searcher.max_length: this trial's own, the Trial API trains for it)"
     if s.get("max_length"):
         return f"length: {json.dumps(s['max_length'])} (searcher.max_length: the Trial API trains for it)"
     if s.get("max_time"):
