@@ -17,6 +17,7 @@ import sys
 
 from playground.determined.experiment_config import Experiment, ExperimentConfigError, is_experiment, \
     load_experiment, read_yaml
+from playground.determined.entrypoint import launches_per_slot
 from playground.determined.trial_setup import cluster_info, parse_sets, split_length, trial_hparams
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED
 
@@ -66,6 +67,7 @@ def run_experiment(path: str, args: argparse.Namespace) -> int:
               f"({err})", file=sys.stderr)
         return EXIT_FAILED
     return run_command(command=command, context_dir=experiment.context_dir, run_dir=run_dir, cluster_info=info,
+                       per_slot=launches_per_slot(experiment.config["entrypoint"]),
                        slots=experiment.slots_per_trial, max_restarts=max_restarts, test_mode=bool(args.test))
 
 
@@ -77,6 +79,9 @@ def describe(experiment: Experiment, command: list[str], run_dir: str, max_resta
         f"context dir (cwd): {experiment.context_dir}",
         f"run dir: {run_dir}",
         f"slots (ranks): {experiment.slots_per_trial}; max restarts: {max_restarts}",
+        "started: once per slot (a Trial class or Determined's launch layer)"
+        if launches_per_slot(experiment.config["entrypoint"]) or experiment.slots_per_trial == 1 else
+        "started: once per node (it starts its own workers, as in a Determined container)",
         _length_line(experiment, info["max_length"]),
         f"hyperparameters: {json.dumps(info['hparams'], sort_keys=True)}",
         *_batch_line(info),

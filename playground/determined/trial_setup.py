@@ -6,11 +6,12 @@ its own (`--set searcher.max_length.UNIT=N`: a continued trial), and the cluster
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 from playground.determined.experiment_config import Experiment, ExperimentConfigError
 from playground.determined.hyperparameters import fixed_values, flatten, nest, per_slot_batch_size, \
-    sampled_names, value_problem
+    sample_once, sampled_names, value_problem
 from playground.options.did_you_mean import did_you_mean
 
 
@@ -82,6 +83,9 @@ def trial_hparams(experiment: Experiment, sets: dict[str, Any]) -> dict:
         if problem:
             problems.append(f"--set {name}={json.dumps(value)}: {problem} (hyperparameters.{name})")
     missing = [name for name in sampled_names(experiment.hyperparameters) if name not in sets]
+    if missing and experiment.searcher.get("name") == "single":     # Determined's single: one random draw
+        sets = {**sets, **single_draw(experiment, missing)}
+        missing = []
     if missing:
         problems.append(f"{experiment.path}: searcher {experiment.searcher['name']} samples "
                         f"{', '.join(missing)}; one run needs a value for each (--set NAME=VALUE), or run the "
@@ -93,6 +97,17 @@ def trial_hparams(experiment: Experiment, sets: dict[str, Any]) -> dict:
     if problems:
         raise ExperimentConfigError(problems)
     return nest(values)
+
+
+def single_draw(experiment: Experiment, names: list[str]) -> dict[str, Any]:
+    """The values a `single` searcher draws for the sampled hyperparameters not set: seeded with the
+    experiment's reproducibility.experiment_seed (0 when absent, so every re-run of the trial draws the same)."""
+    seed = int((experiment.config.get("reproducibility") or {}).get("experiment_seed") or 0)
+    drawn = sample_once(experiment.hyperparameters, names, seed)
+    print(f"playground: note: {experiment.path}: searcher single draws "
+          + ", ".join(f"{k}={json.dumps(v)}" for k, v in drawn.items())
+          + f" (seed {seed}; --set NAME=VALUE chooses)", file=sys.stderr)
+    return drawn
 
 
 def check_trial_sets(path: str, sets: dict[str, Any]) -> None:

@@ -64,7 +64,8 @@ def test_sigterm_makes_should_preempt_true_and_the_example_checkpoints_and_exits
 
 def resumable(tmp_path, slots: int, pause: float = 0.0, epochs: int = 4):
     context = context_dir(tmp_path, "model_def_resumable.py")
-    command = [sys.executable, "model_def_resumable.py", "--batch-size", str(16 // slots), "--pause", str(pause)]
+    command = [sys.executable, "-m", "determined.launch.torch_distributed", sys.executable, "model_def_resumable.py",
+               "--batch-size", str(16 // slots), "--pause", str(pause)]
     return command, context, cluster_info(max_length={"epochs": epochs})
 
 
