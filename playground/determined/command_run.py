@@ -34,7 +34,7 @@ import threading
 import time
 from typing import IO, Any
 
-from playground.determined import core_files
+from playground.determined import checkpoint_retention, core_files
 from playground.determined.cluster_file import CLUSTER_ENV, write_cluster_file
 from playground.determined.entrypoint import launches_per_slot, entrypoint_command, entrypoint_problem
 from playground.outputs.atomic_files import write_json
@@ -73,18 +73,26 @@ def run_command(command: list[str], context_dir: str, run_dir: str, cluster_info
         print(f"playground: error: run folder {run_dir}: cannot write there: {err.strerror}", file=sys.stderr)
         return EXIT_USAGE
     runner = _Runner(command, os.path.abspath(context_dir), run_dir, cluster_info, slots, test_mode, per_slot)
-    policy = RestartPolicy(max_restarts)
     with supervisor.stop_signals_call(runner.stop):
-        if not max_restarts:           # one attempt, no attempts.jsonl: as `playground run` without --max-restarts
-            return runner.attempt()[0]   # (a sweep's agent keeps that file for its trials)
-        while True:
-            attempt = next_attempt(run_dir)
-            started = time.time()
-            append_attempt(run_dir, {"attempt": attempt, "start": started})
-            code, matched = runner.attempt()
-            decision = policy.decide(code, matched, stop_asked=runner.stopping > 0)
-            if not attempt_ended(run_dir, attempt, started, code, decision):
-                return code
+        code = _attempts(runner, run_dir, max_restarts)
+    if code == EXIT_DONE:     # the trial completed: Determined's retention (checkpoint_retention.py)
+        checkpoint_retention.apply(run_dir, cluster_info.get("experiment_config") or {})
+    return code
+
+
+def _attempts(runner: "_Runner", run_dir: str, max_restarts: int) -> int:
+    """The attempts of the run, each retried per the restart policy; the last one's exit code."""
+    if not max_restarts:           # one attempt, no attempts.jsonl: as `playground run` without --max-restarts
+        return runner.attempt()[0]   # (a sweep's agent keeps that file for its trials)
+    policy = RestartPolicy(max_restarts)
+    while True:
+        attempt = next_attempt(run_dir)
+        started = time.time()
+        append_attempt(run_dir, {"attempt": attempt, "start": started})
+        code, matched = runner.attempt()
+        decision = policy.decide(code, matched, stop_asked=runner.stopping > 0)
+        if not attempt_ended(run_dir, attempt, started, code, decision):
+            return code
 
 
 def _usage_problem(command: list[str], context_dir: str, slots: int, max_restarts: int) -> str | None:
