@@ -17,7 +17,8 @@ import os
 import shutil
 from typing import Any
 
-from playground.checkpoints.files import append_log, info_path, list_checkpoints, read_pointer
+from playground.checkpoints.files import list_checkpoints, read_pointer
+from playground.checkpoints.keep import delete_checkpoint
 from playground.determined import core_files
 
 
@@ -78,11 +79,8 @@ def _trial_api(run_dir: str, values: dict[int, float], latest: int, best: int, s
     for index, checkpoint in enumerate(mine):
         if index in keep or os.path.realpath(checkpoint.path) == os.path.realpath(last or ""):
             continue
-        os.unlink(checkpoint.path)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(info_path(checkpoint.path))
-        append_log(folder, f"deleted {os.path.basename(checkpoint.path)} (checkpoint_storage: save_trial_latest "
-                           f"{latest}, save_trial_best {best})")
+        delete_checkpoint(folder, checkpoint.path, f"checkpoint_storage: save_trial_latest {latest}, "
+                                                   f"save_trial_best {best}")
         deleted.append(checkpoint.path)
     return deleted
 
