@@ -21,7 +21,9 @@ BATCHES = 1438 // 160 + 1          # the digits in batches of 160, the last one 
 def test_the_example_stores_checkpoints_reports_metrics_and_resumes_from_its_latest(tmp_path):
     context, run_dir = example_dir(tmp_path), tmp_path / "run"
     command = ["python3", "model_def.py", "--epochs", "2", *EXAMPLE_ARGS]
-    code, output = run(command, context, run_dir, cluster_info())
+    info = cluster_info()        # every checkpoint kept (the retention of a completed trial: its own tests)
+    info["experiment_config"]["checkpoint_storage"] = {"save_trial_latest": 5}
+    code, output = run(command, context, run_dir, info)
     assert code == EXIT_DONE, output
 
     entries = checkpoint_entries(run_dir)
@@ -39,8 +41,7 @@ def test_the_example_stores_checkpoints_reports_metrics_and_resumes_from_its_lat
     assert "Test set: Average loss" in (run_dir / "train.log").read_text()
 
     # the same run folder with a longer --epochs: the script reads latest_checkpoint, restores, goes on
-    code, output = run(["python3", "model_def.py", "--epochs", "3", *EXAMPLE_ARGS], context, run_dir,
-                       cluster_info())
+    code, output = run(["python3", "model_def.py", "--epochs", "3", *EXAMPLE_ARGS], context, run_dir, info)
     assert code == EXIT_DONE, output
     cluster = json.loads((run_dir / "det_cluster.json").read_text())
     assert cluster["latest_checkpoint"] == entries[-1]["storage_id"]
