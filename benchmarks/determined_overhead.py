@@ -8,10 +8,11 @@ which costs next to nothing, so the difference is the per-batch overhead itself)
 with SGD, batch by batch: the plain loop (a DataLoader, forward, loss, backward, step, zero_grad, `loss.item()`)
 and a PyTorchTrial doing the same in train_batch (`context.backward`, `context.step_optimizer`) trained by
 `det.pytorch.Trainer.fit` in this process (local mode, Determined's default reporting period of 100 batches:
-a training record every 100 batches, each with its reducer-free metrics). Each run times every batch from the
+a training record every 100 batches). Both use `--threads` threads (the trial's run through NUM_INTRA_THREADS,
+which playground's worker reads). Each run times every batch from the
 start of one batch to the start of the next, in wall time and in this process's CPU time; the first 20 batches
-(warm-up) and the run's end (the final validation and checkpoint) are left out. Rounds alternate plain and
-trial; the ratio is trial / plain of the medians over rounds of each run's mean batch time. Prints the load
+(warm-up) and the run's end (the final validation and checkpoint) are left out. Each round runs both, plain
+first in odd rounds and the trial first in even ones; the ratio is trial / plain of the medians over rounds of each run's mean batch time. Prints the load
 average beside the numbers (the machine may be shared).
 """
 from __future__ import annotations
@@ -141,10 +142,12 @@ def main() -> int:
     if args.batches <= WARMUP + 1:
         parser.error(f"--batches must be above the {WARMUP} warm-up batches")
     torch.set_num_threads(args.threads)
+    os.environ["NUM_INTRA_THREADS"] = str(args.threads)    # the trial's run sets its threads from it (worker.py)
     results: dict[str, list[tuple[float, float]]] = {"plain": [], "trial": []}
     print(f"load average at the start: {load_average()}")
     for round_index in range(args.rounds):
-        for kind, run in (("plain", run_plain), ("trial", run_trial)):
+        order = (("plain", run_plain), ("trial", run_trial))
+        for kind, run in order if round_index % 2 == 0 else order[::-1]:     # neither always goes first
             wall, cpu = run(args.batches, args.batch, args.net).per_batch()
             results[kind].append((wall, cpu))
             print(f"round {round_index + 1} {kind:5s}: {wall * 1e3:7.2f} ms wall, {cpu * 1e3:7.2f} ms CPU a batch "
