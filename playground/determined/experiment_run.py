@@ -19,6 +19,7 @@ from playground.determined.experiment_config import Experiment, ExperimentConfig
     load_experiment, read_yaml
 from playground.determined.entrypoint import launches_per_slot
 from playground.determined.trial_setup import cluster_info, parse_sets, split_length, trial_hparams
+from playground.outputs.run_folder_lock import hold_run_folder
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED
 
 REFUSED = (("--defaults-file", "defaults_file"), ("--shard-id", "shard_id"), ("--resume", "resume"),
@@ -59,6 +60,7 @@ def run_experiment(path: str, args: argparse.Namespace) -> int:
     if args.dry_run:
         print(describe(experiment, command, run_dir, max_restarts, info))
         return EXIT_DONE
+    hold_run_folder(run_dir)     # one live run per folder; the entrypoint's ranks are this run's (they hold nothing)
     os.environ.update(experiment.environment_variables)
     try:
         from playground.determined.command_run import run_command
