@@ -77,6 +77,7 @@ class Checkpointer:
         self._snapshot = Snapshot()
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
+        self._saved_at: int | None = None      # the global iteration of the last save (none twice there)
 
     # ------------------------------------------------------------------ restoring
     def restore(self) -> tuple[str, dict] | None:
@@ -120,6 +121,8 @@ class Checkpointer:
         `path_of(epochs_done)` names the file (the trainer's gen_checkpoint_path), asked only when saving."""
         due, improved = dist_utils.broadcast_from_writer(self.policy.epoch_due(epochs_done, capture.record))
         stop = self.preemption.should_stop(self.world_size, capture.global_iter, agree_now=True)
+        if stop and self._saved_at == capture.global_iter:
+            self._stop()      # the state after this iteration is saved already
         if not (due or stop):
             return None
         path = path_of(epochs_done)
@@ -135,12 +138,23 @@ class Checkpointer:
         Called after every iteration: `capture()` is asked only when saving."""
         stop = self.preemption.should_stop(self.world_size, global_iter)
         saved = None
-        if stop or self.policy.iteration_due(epoch, global_iter, iters_done, epoch_iterations):
+        if self._saved_at == global_iter:
+            pass          # saved at this iteration already (a caller's save_now)
+        elif stop or self.policy.iteration_due(epoch, global_iter, iters_done, epoch_iterations):
             path = os.path.join(self.folder, f"model_checkpoint_epoch{epoch}_iter{iters_done}.pt")
             saved = self._save(path, epoch, iters_done, "preemption" if stop else "iteration", False, capture())
         if stop:
             self._stop()
         return saved
+
+    def save_now(self, epoch: int, epoch_iter: int, capture: StateCapture, path: str, best: bool = False,
+                 best_value: float | None = None) -> str:
+        """Checkpoint at position (epoch, epoch_iter) now, as `path`, whatever the policy: for a caller that
+        decides itself when to save (a Determined trial's controller). `best` makes it the `best` one, with
+        `best_value` as the policy's best value. Every rank calls it; returns the path."""
+        if best:
+            self.policy.best_value = best_value
+        return self._save(path, epoch, epoch_iter, "iteration", best, capture)
 
     def _stop(self) -> None:
         self.finish()
@@ -149,6 +163,7 @@ class Checkpointer:
 
     def _save(self, path: str, epoch: int, epoch_iter: int, kind: str, best: bool, capture: StateCapture) -> str:
         self.raise_pending_error()
+        self._saved_at = capture.global_iter
         started = time.perf_counter()
         ranks = dist_utils.gather_to_writer(capture.rank())
         if not self.is_writer:

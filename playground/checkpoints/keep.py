@@ -37,15 +37,20 @@ def apply_keep_limit(folder: str, run_id: str, limit: int, protected: set[str | 
         if os.path.realpath(candidate.path) in protected_paths or (wanted and kept < limit):
             kept += 1
             continue
-        # The state file first: a kill in between leaves a small orphan info file, never a state without info
-        # that a later run could mistake for someone else's file.
-        os.unlink(candidate.path)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(info_path(candidate.path))
-        append_log(folder, f"deleted {os.path.basename(candidate.path)} ({key_prefix}ckpt_keep_limit {limit}, "
-                           f"{key_prefix}ckpt_keep_mode {mode})")
+        delete_checkpoint(folder, candidate.path, f"{key_prefix}ckpt_keep_limit {limit}, "
+                                                  f"{key_prefix}ckpt_keep_mode {mode}")
         deleted.append(candidate.path)
     return deleted + _remove_orphan_infos(folder, run_id)
+
+
+def delete_checkpoint(folder: str, path: str, why: str) -> None:
+    """Delete checkpoint `path` and its info file, with a ckpt.log line saying `why`. The state file first: a
+    kill in between leaves a small orphan info file, never a state without info that a later run could mistake
+    for someone else's file."""
+    os.unlink(path)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(info_path(path))
+    append_log(folder, f"deleted {os.path.basename(path)} ({why})")
 
 
 def _on_grid(epoch: int, age: int) -> bool:

@@ -2,11 +2,14 @@
 the runner of `playground run EXPERIMENT.yaml` (det-config turns the YAML into `run_command`'s arguments).
 
 - Each attempt: det_cluster.json (cluster_file.py) with the trial's newest complete Core API checkpoint as
-  `latest_checkpoint` (core_files.py), then `slots` processes of the command (playground/processes/supervisor.py),
-  cwd the context dir, with torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK,
-  GROUP_WORLD_SIZE, MASTER_ADDR, MASTER_PORT: gloo on loopback), PLAYGROUND_DETERMINED (the cluster file),
-  PLAYGROUND_DETERMINED_PORT (DistributedContext's object exchange) and PYTHONPATH with
-  playground/compat/determined/on_path first, so `import determined` is playground's in these processes only.
+  `latest_checkpoint` (core_files.py), then the command (playground/processes/supervisor.py), cwd the context
+  dir: once per slot with torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK,
+  GROUP_WORLD_SIZE, MASTER_ADDR, MASTER_PORT: gloo on loopback) when the entrypoint is a Trial class or has
+  Determined's launch layer prefix, else once per node (this host) without them, as Determined starts an
+  entrypoint once per container (entrypoint.py: launches_per_slot); every process gets PLAYGROUND_DETERMINED
+  (the cluster file), PLAYGROUND_DETERMINED_PORT (DistributedContext's object exchange), PYTHONPATH with
+  playground/compat/determined/on_path first, so `import determined` is playground's in these processes only,
+  and this interpreter's folder first on PATH (a script's own `python3 -m determined.launch...` is this one).
 - Their output goes to this terminal and the run folder's train.log (`[rank N] ` before each line of a rank
   other than 0); CUDA out-of-memory lines cancel retries (restarts/policy.py).
 - SIGTERM/SIGINT here is passed on to every rank (should_preempt() becomes True; the script checkpoints and
@@ -31,9 +34,9 @@ import threading
 import time
 from typing import IO, Any
 
-from playground.determined import core_files
+from playground.determined import checkpoint_retention, core_files
 from playground.determined.cluster_file import CLUSTER_ENV, write_cluster_file
-from playground.determined.entrypoint import entrypoint_command, entrypoint_problem
+from playground.determined.entrypoint import launches_per_slot, entrypoint_command, entrypoint_problem
 from playground.outputs.atomic_files import write_json
 from playground.processes import supervisor
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED, EXIT_USAGE
@@ -50,12 +53,14 @@ ON_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def run_command(command: list[str], context_dir: str, run_dir: str, cluster_info: dict, slots: int,
-                max_restarts: int, test_mode: bool) -> int:
-    """Run `command` on `slots` ranks in `run_dir`, attempts as the module doc says; playground's exit code."""
+                max_restarts: int, test_mode: bool, per_slot: bool | None = None) -> int:
+    """Run `command` on `slots` slots in `run_dir`, once per slot or once per node (`per_slot`; None: as the
+    command says, entrypoint.launches_per_slot), attempts as the module doc says; playground's exit code."""
     problem = _usage_problem(command, context_dir, slots, max_restarts)
     if problem:
         print(f"playground: error: {problem}", file=sys.stderr)
         return EXIT_USAGE
+    per_slot = launches_per_slot(command) if per_slot is None else per_slot
     command = entrypoint_command(command)    # a leading python is this one; Determined's launch layer dropped
     run_dir = os.path.abspath(run_dir)
     try:
@@ -67,19 +72,27 @@ def run_command(command: list[str], context_dir: str, run_dir: str, cluster_info
     except OSError as err:
         print(f"playground: error: run folder {run_dir}: cannot write there: {err.strerror}", file=sys.stderr)
         return EXIT_USAGE
-    runner = _Runner(command, os.path.abspath(context_dir), run_dir, cluster_info, slots, test_mode)
-    policy = RestartPolicy(max_restarts)
+    runner = _Runner(command, os.path.abspath(context_dir), run_dir, cluster_info, slots, test_mode, per_slot)
     with supervisor.stop_signals_call(runner.stop):
-        if not max_restarts:           # one attempt, no attempts.jsonl: as `playground run` without --max-restarts
-            return runner.attempt()[0]   # (a sweep's agent keeps that file for its trials)
-        while True:
-            attempt = next_attempt(run_dir)
-            started = time.time()
-            append_attempt(run_dir, {"attempt": attempt, "start": started})
-            code, matched = runner.attempt()
-            decision = policy.decide(code, matched, stop_asked=runner.stopping > 0)
-            if not attempt_ended(run_dir, attempt, started, code, decision):
-                return code
+        code = _attempts(runner, run_dir, max_restarts)
+    if code == EXIT_DONE:     # the trial completed: Determined's retention (checkpoint_retention.py)
+        checkpoint_retention.apply(run_dir, cluster_info.get("experiment_config") or {})
+    return code
+
+
+def _attempts(runner: "_Runner", run_dir: str, max_restarts: int) -> int:
+    """The attempts of the run, each retried per the restart policy; the last one's exit code."""
+    if not max_restarts:           # one attempt, no attempts.jsonl: as `playground run` without --max-restarts
+        return runner.attempt()[0]   # (a sweep's agent keeps that file for its trials)
+    policy = RestartPolicy(max_restarts)
+    while True:
+        attempt = next_attempt(run_dir)
+        started = time.time()
+        append_attempt(run_dir, {"attempt": attempt, "start": started})
+        code, matched = runner.attempt()
+        decision = policy.decide(code, matched, stop_asked=runner.stopping > 0)
+        if not attempt_ended(run_dir, attempt, started, code, decision):
+            return code
 
 
 def _usage_problem(command: list[str], context_dir: str, slots: int, max_restarts: int) -> str | None:
@@ -96,15 +109,23 @@ def _usage_problem(command: list[str], context_dir: str, slots: int, max_restart
     return None
 
 
-def rank_environment(rank: int, slots: int, cluster_path: str, context_dir: str, master_port: int,
+TORCHRUN_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE",
+                      "ROLE_RANK", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+
+
+def rank_environment(rank: int | None, slots: int, cluster_path: str, context_dir: str, master_port: int,
                      exchange_port: int) -> dict[str, str]:
-    env = dict(os.environ)
+    """The environment of rank `rank` of `slots`, or (rank None) of the one process of a node."""
+    env = {k: v for k, v in os.environ.items() if rank is not None or k not in TORCHRUN_VARIABLES}
     path = [ON_PATH, context_dir, *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
     env.update({CLUSTER_ENV: cluster_path, PORT_ENV: str(exchange_port), "PYTHONPATH": os.pathsep.join(path),
-                "RANK": str(rank), "WORLD_SIZE": str(slots), "LOCAL_RANK": str(rank),
-                "LOCAL_WORLD_SIZE": str(slots), "GROUP_RANK": "0", "GROUP_WORLD_SIZE": "1", "ROLE_RANK": str(rank),
-                "ROLE_WORLD_SIZE": str(slots), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(master_port),
+                "PATH": os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", os.defpath)]),
                 "PYTHONUNBUFFERED": "1"})
+    if rank is not None:
+        env.update({"RANK": str(rank), "WORLD_SIZE": str(slots), "LOCAL_RANK": str(rank),
+                    "LOCAL_WORLD_SIZE": str(slots), "GROUP_RANK": "0", "GROUP_WORLD_SIZE": "1",
+                    "ROLE_RANK": str(rank), "ROLE_WORLD_SIZE": str(slots), "MASTER_ADDR": "127.0.0.1",
+                    "MASTER_PORT": str(master_port)})
     return env
 
 
@@ -116,9 +137,10 @@ def free_port() -> int:
 
 class _Runner:
     def __init__(self, command: list[str], context_dir: str, run_dir: str, cluster_info: dict, slots: int,
-                 test_mode: bool) -> None:
+                 test_mode: bool, per_slot: bool = True) -> None:
         self.command, self.context_dir, self.run_dir = command, context_dir, run_dir
         self.cluster_info, self.slots, self.test_mode = cluster_info, slots, test_mode
+        self.per_slot = per_slot or slots == 1     # one slot: the node's process is rank 0 of 1
         self.children: list[subprocess.Popen] = []
         self.stopping = 0
         self.fence = Fence.from_env(run_dir)
@@ -149,8 +171,9 @@ class _Runner:
         pumps = []
         self.children = []
         try:
-            for rank in range(self.slots):
-                env = rank_environment(rank, self.slots, cluster_path, self.context_dir, *ports)
+            for rank in range(self.slots if self.per_slot else 1):
+                env = rank_environment(rank if self.per_slot else None, self.slots, cluster_path, self.context_dir,
+                                       *ports)
                 try:
                     child = supervisor.start_child(self.command, cwd=self.context_dir, env=env, stdin=subprocess.DEVNULL,
                                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -205,6 +228,12 @@ class _Runner:
                 self._stop_all()
             time.sleep(0.05)
 
+    def _stored_checkpoints(self) -> bool:
+        """Whether the trial has a checkpoint to resume from: a Core API one, or a Trial API one."""
+        folder = os.path.join(self.run_dir, "checkpoints")
+        return bool(core_files.checkpoints(self.run_dir)) or (
+            os.path.isdir(folder) and any(name.endswith(".pt") for name in os.listdir(folder)))
+
     def _stop_all(self) -> None:
         supervisor.stop([child for child in self.children if supervisor.returncode(child) is None])
 
@@ -228,7 +257,8 @@ class _Runner:
             print(f"playground: rank {rank} of {shlex.join(self.command)} exited with code 2 (a usage error; its "
                   "message is above)", file=sys.stderr)
             return EXIT_USAGE
+        kept = ("the checkpoints it stored are kept (re-run to resume)" if self._stored_checkpoints()
+                else "it stored no checkpoint (a re-run starts afresh)")
         print(f"playground: rank {rank} (pid {self.children[rank].pid}) of {shlex.join(self.command)} "
-              f"{supervisor.how_it_ended(code)}; the checkpoints it stored are kept (re-run to resume)",
-              file=sys.stderr)
+              f"{supervisor.how_it_ended(code)}; {kept}", file=sys.stderr)
         return EXIT_FAILED

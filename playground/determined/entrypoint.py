@@ -1,10 +1,14 @@
-"""A Determined `entrypoint` as the command the runner starts on every slot (one process per rank).
+"""A Determined `entrypoint` as the command the runner starts, and where: once per slot, or once per node.
 
 - `module:TrialClass` (the Trial API of 0.2x): playground's trial harness, `python -m
-  playground.determined.trial_main module:TrialClass`.
+  playground.determined.trial_main module:TrialClass`, once per slot (Determined started it under its launch
+  layer).
 - a command (a string, split as a shell would, or a list): a leading `python`/`python3`/`pythonX.Y` becomes this
-  interpreter. Determined's launcher prefix `python3 -m determined.launch.torch_distributed [OVERRIDES --]
-  (--trial module:Class | SCRIPT...)` is taken off: the runner already starts one process per slot.
+  interpreter. Determined's launch layer prefix `python3 -m determined.launch.torch_distributed [OVERRIDES --]
+  (--trial module:Class | SCRIPT...)` is taken off and the rest started once per slot (the runner does what
+  the launcher did: one process per slot with torchrun's variables). Any other command is started once per
+  node, as Determined starts an entrypoint in each container: a script with its own launcher (Determined's
+  Core API distributed tutorial) starts its workers itself (`launches_per_slot`).
 """
 from __future__ import annotations
 
@@ -49,6 +53,20 @@ def entrypoint_command(raw: Any) -> list[str]:
     if not words:
         raise EntrypointError("the command is empty")
     return _without_launcher(_with_this_python(words))
+
+
+def launches_per_slot(raw: Any) -> bool:
+    """Whether the runner starts the entrypoint `raw` once per slot (a Trial class, the trial harness, or
+    Determined's launch layer prefix), else once per node."""
+    if isinstance(raw, str) and _TRIAL_REF.match(raw.strip()):
+        return True
+    try:
+        words = shlex.split(raw) if isinstance(raw, str) else list(raw)
+    except (ValueError, TypeError):
+        return False
+    words = _with_this_python(words) if words else words
+    return len(words) >= 3 and words[0] == sys.executable and words[1] == "-m" and (
+        words[2] in _LAUNCHERS or words[2] == TRIAL_MAIN)
 
 
 def trial_command(reference: str) -> list[str]:

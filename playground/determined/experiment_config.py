@@ -22,7 +22,7 @@ from playground.options.user_input.user_files import read_yaml as read_user_yaml
 
 DEFAULT_MAX_RESTARTS = 5          # Determined's default
 IGNORED = {   # key -> why it means nothing here (listed once in a note)
-    "bind_mounts": "the run sees this host's files", "checkpoint_policy": "playground keeps its own checkpoints",
+    "bind_mounts": "the run sees this host's files",
     "data_layer": "removed from Determined", "debug": "Determined's own logging",
     "integrations": "no Pachyderm here", "internal": "Determined's internals",
     "pbs": "the run is local (`playground submit` makes a Slurm job)", "slurm": "the run is local "
@@ -34,7 +34,8 @@ IGNORED = {   # key -> why it means nothing here (listed once in a note)
 }
 HONOURED = {"entrypoint", "hyperparameters", "searcher", "max_restarts", "records_per_epoch", "min_validation_period",
             "min_checkpoint_period", "scheduling_unit", "resources", "checkpoint_storage", "name", "description",
-            "labels", "data", "reproducibility", "perform_initial_validation", "environment", "optimizations"}
+            "labels", "data", "reproducibility", "perform_initial_validation", "environment", "optimizations",
+            "checkpoint_policy"}
 SUB_IGNORED = {
     "environment": {"image", "proxy_ports", "ports", "registry_auth", "force_pull_image", "pod_spec",
                     "add_capabilities", "drop_capabilities"},
@@ -43,12 +44,12 @@ SUB_IGNORED = {
     "optimizations": {"auto_tune_tensor_fusion", "average_aggregated_gradients", "average_training_metrics",
                       "gradient_compression", "grad_updates_size_file", "tensor_fusion_cycle_time",
                       "tensor_fusion_threshold"},
-    "checkpoint_storage": {"propagation", "save_experiment_best", "save_trial_best", "save_trial_latest",
-                           "checkpoint_path", "tensorboard_path"},
+    "checkpoint_storage": {"propagation", "checkpoint_path", "tensorboard_path"},
 }
 SUB_HONOURED = {"environment": {"environment_variables"}, "resources": {"slots_per_trial"},
                 "optimizations": {"aggregation_frequency", "mixed_precision"},
-                "checkpoint_storage": {"type", "host_path", "storage_path", "container_path"},
+                "checkpoint_storage": {"type", "host_path", "storage_path", "container_path", "save_experiment_best",
+                                       "save_trial_best", "save_trial_latest"},
                 "reproducibility": {"experiment_seed"}}
 
 
@@ -245,7 +246,9 @@ def _check_metadata(config: dict, problems: list[str]) -> None:
 
 
 def _checkpoint_dir(raw: Any, root: str, problems: list[str]) -> str | None:
-    """checkpoint_storage as a local folder: shared_fs host_path[/storage_path], or directory container_path."""
+    """checkpoint_storage as a local folder: shared_fs host_path[/storage_path], or directory container_path;
+    None for the run folder (no checkpoint_storage, or one without a type: on Determined, the cluster's default
+    storage with the experiment's save_* counts)."""
     if not isinstance(raw, dict):
         return None
     kind = raw.get("type")
@@ -253,6 +256,8 @@ def _checkpoint_dir(raw: Any, root: str, problems: list[str]) -> str | None:
         problems.append(f"checkpoint_storage.type: {kind} stores checkpoints in a cloud bucket, which a local run "
                         "does not do; remove checkpoint_storage (checkpoints go to the run folder) or use shared_fs "
                         "with host_path")
+        return None
+    if kind is None:     # the cluster's default storage, on Determined: here the run folder
         return None
     if kind == "directory":
         folder = raw.get("container_path")

@@ -17,7 +17,8 @@ import sys
 
 from playground.determined.experiment_config import Experiment, ExperimentConfigError, is_experiment, \
     load_experiment, read_yaml
-from playground.determined.trial_setup import cluster_info, parse_sets, trial_hparams
+from playground.determined.entrypoint import launches_per_slot
+from playground.determined.trial_setup import cluster_info, parse_sets, split_length, trial_hparams
 from playground.outputs.run_folder_lock import hold_run_folder
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED
 
@@ -47,12 +48,13 @@ def run_experiment(path: str, args: argparse.Namespace) -> int:
         raise ExperimentConfigError(f"{', '.join(refused)}: not for a Determined experiment ({path}); its "
                                     "configuration is the YAML (with --set for hyperparameters)")
     experiment = load_experiment(path)
-    hparams = trial_hparams(experiment, parse_sets(args.sets))
+    sets, own_length = split_length(experiment, parse_sets(args.sets))
+    hparams = trial_hparams(experiment, sets)
     max_restarts = 0 if args.test else (experiment.max_restarts if args.max_restarts is None else args.max_restarts)
     run_dir = _run_dir(args, experiment)
     command = experiment.command()
     info = cluster_info(experiment, hparams, run_dir, test_mode=bool(args.test), trial_id=sweep_trial_id(run_dir),
-                        rungs=parse_rungs(getattr(args, "rungs", None)))
+                        rungs=parse_rungs(getattr(args, "rungs", None)), max_length=own_length)
     for note in experiment.notes:
         print(f"playground: note: {note}", file=sys.stderr)
     if args.dry_run:
@@ -67,6 +69,7 @@ def run_experiment(path: str, args: argparse.Namespace) -> int:
               f"({err})", file=sys.stderr)
         return EXIT_FAILED
     return run_command(command=command, context_dir=experiment.context_dir, run_dir=run_dir, cluster_info=info,
+                       per_slot=launches_per_slot(experiment.config["entrypoint"]),
                        slots=experiment.slots_per_trial, max_restarts=max_restarts, test_mode=bool(args.test))
 
 
@@ -78,7 +81,10 @@ def describe(experiment: Experiment, command: list[str], run_dir: str, max_resta
         f"context dir (cwd): {experiment.context_dir}",
         f"run dir: {run_dir}",
         f"slots (ranks): {experiment.slots_per_trial}; max restarts: {max_restarts}",
-        _length_line(experiment),
+        "started: once per slot (a Trial class or Determined's launch layer)"
+        if launches_per_slot(experiment.config["entrypoint"]) or experiment.slots_per_trial == 1 else
+        "started: once per node (it starts its own workers, as in a Determined container)",
+        _length_line(experiment, info["max_length"]),
         f"hyperparameters: {json.dumps(info['hparams'], sort_keys=True)}",
         *_batch_line(info),
         "cluster info (det_cluster.json):",
@@ -107,8 +113,10 @@ def sweep_trial_id(run_dir: str) -> int:
     return 1
 
 
-def _length_line(experiment: Experiment) -> str:
+def _length_line(experiment: Experiment, length: dict | None) -> str:
     s = experiment.searcher
+    if length and length != s.get("max_length"):
+        return f"length: {json.dumps(length)} (--set searcher.max_length: this trial's own, the Trial API trains for it)"
     if s.get("max_length"):
         return f"length: {json.dumps(s['max_length'])} (searcher.max_length: the Trial API trains for it)"
     if s.get("max_time"):

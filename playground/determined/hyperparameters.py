@@ -138,3 +138,26 @@ def per_slot_batch_size(hparams: dict, slots: int) -> tuple[int | None, str | No
         return None, (f"hyperparameters.global_batch_size: {size} is below resources.slots_per_trial ({slots}); "
                       "every slot needs at least one record per batch")
     return size // max(slots, 1), None
+
+
+def sample_once(raw: dict | None, names: list[str], seed: int) -> dict[str, Any]:
+    """One value for each of the dotted `names` (sampled parameters), as Determined's `single` searcher draws
+    its one trial (its random searcher with max_trials 1): int uniform over [minval, maxval], double uniform,
+    log base ** uniform(minval, maxval), categorical one of vals; from a NumPy RandomState seeded with `seed`,
+    the names in order (the same values at every re-run of the trial, so a resume continues the same trial)."""
+    import numpy as np
+    rng = np.random.RandomState(seed)
+    params = flatten(raw or {})
+    out: dict[str, Any] = {}
+    for name in names:
+        param = params[name]
+        kind = param["type"]
+        if kind == "int":
+            out[name] = int(param["minval"] + rng.randint(param["maxval"] - param["minval"] + 1))
+        elif kind == "double":
+            out[name] = float(rng.uniform(param["minval"], param["maxval"]))
+        elif kind == "log":
+            out[name] = float(param.get("base", 10) ** rng.uniform(param["minval"], param["maxval"]))
+        elif kind == "categorical":
+            out[name] = param["vals"][rng.randint(len(param["vals"]))]
+    return out

@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any
 
-from playground.processes.exit_codes import EXIT_USAGE
+from playground.processes.exit_codes import EXIT_USAGE, UserError
 
 USAGE = "usage: python -m playground.determined.trial_main module:TrialClass"
 
@@ -29,8 +29,11 @@ def load_trial_class(spec: str) -> type:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as err:
         if err.name != module_name:
-            raise
+            raise ValueError(f"entrypoint {spec!r}: importing {module_name}: {err}") from None
         raise ValueError(f"entrypoint {spec!r}: no module {module_name} in {os.getcwd()}") from None
+    except ImportError as err:      # a name its imports ask for that is not there (docs list playground's)
+        raise ValueError(f"entrypoint {spec!r}: importing {module_name}: {err} (what playground's determined "
+                         "provides: docs/determined-pytorch.md)") from None
     cls = getattr(module, class_name, None)
     if not inspect.isclass(cls):
         raise ValueError(f"entrypoint {spec!r}: {module_name} defines no class {class_name}")
@@ -58,7 +61,7 @@ def main(argv: list[str]) -> int:
         return EXIT_USAGE
     try:
         cls = load_trial_class(argv[0])
-    except ValueError as err:
+    except (ValueError, UserError) as err:
         print(f"playground: error: {err}", file=sys.stderr)
         return EXIT_USAGE
     config = cluster.get("experiment_config") or {}
@@ -70,7 +73,7 @@ def main(argv: list[str]) -> int:
             validation_period=TrainUnit.from_config(config.get("min_validation_period"), batch),
             checkpoint_period=TrainUnit.from_config(config.get("min_checkpoint_period"), batch),
             reporting_period=TrainUnit.from_config({"batches": config.get("scheduling_unit", 100)}, batch),
-            test_mode=bool(cluster.get("test_mode")))
+            test_mode=bool(cluster.get("test_mode")), checkpoint_policy=config.get("checkpoint_policy", "best"))
     return 0
 
 

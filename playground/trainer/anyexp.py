@@ -242,6 +242,11 @@ class AnyExp(TrainerState):
         its training metrics only, kind "interval")."""
         return True
 
+    def records_at_epoch_end(self, epoch: int) -> bool:
+        """Whether the end of `epoch` is a record point at all (an override may say no: a trial whose records
+        come where its own reporting periods end, such as a Determined trial's)."""
+        return True
+
     def checkpoint(self, epoch: int) -> None:
         """Save the run's full state after `epoch` (0-based) according to the policy, as checkpoint epoch+1."""
         if self.should_stop:     # no epoch follows: the run's final state is saved as after its last epoch

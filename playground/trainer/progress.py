@@ -76,8 +76,8 @@ def format_record(record: dict) -> str:
     skip = {"index", "kind", "epoch", "epoch_iter", "iteration", "samples", "epochs", "samples_per_sec", "secs_per_train",
             "wall_time", "lr"}
     parts = [f"epoch {record['epochs']:.2f}", f"iter {record['iteration']}"]
-    if record["kind"] == "epoch":
-        parts[0] += " (end of epoch)"
+    if record["kind"] == "epoch":      # a full test pass: at an epoch's end, or a validation inside one
+        parts[0] += " (end of epoch)" if record["epochs"] == record["epoch"] + 1 else " (validation)"
     for key, value in record.items():
         if key not in skip and value is not None:
             parts.append(f"{key} {value:.4f}")

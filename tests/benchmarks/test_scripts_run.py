@@ -21,6 +21,8 @@ SMOKE = {
                       "median stall per checkpoint"),
     "data_pipeline.py": (["--images", "40", "--workers", "1", "--batch", "8", "--passes", "1", "--repeat", "1",
                           "--imsize", "32", "--loadsize", "40", "--data", "{tmp}"], "targets: c/b >= 0.9"),
+    "determined_overhead.py": (["--rounds", "1", "--batches", "25", "--batch", "8", "--net", "linear"],
+                               "trial / plain:"),
     "fence.py": (["--repeats", "1000", "--epochs", "1"], "a fenced run:"),
     "gpu_train.py": (["--device", "cuda" if CUDA else "cpu", "--images", "16", "--batch", "2", "--steps", "2",
                       "--warmup", "1", "--workers", "1", "--imsize", "64", "--depth", "18", "--data", "{tmp}"],

@@ -14,6 +14,7 @@ from pathlib import Path
 from tests.conftest import HANG, REPO
 
 SCRIPTS = Path(__file__).resolve().parent / "core_api_mnist"
+EXAMPLE = REPO / "experiments" / "determined_digits"
 RUNNER = ("import json, sys\n"
           "from playground.determined.command_run import run_command\n"
           "sys.exit(run_command(**json.loads(sys.argv[1])))\n")
@@ -28,6 +29,13 @@ def context_dir(tmp_path: Path, *names: str) -> Path:
     for name in (*names, "local_mnist.py"):
         shutil.copy(SCRIPTS / name, folder / name)
     return folder
+
+
+def example_dir(tmp_path: Path) -> Path:
+    """A copy of experiments/determined_digits/core_api (the Core-API example) with its data module beside it."""
+    shutil.copytree(EXAMPLE / "core_api", tmp_path / "digits" / "core_api")
+    shutil.copy(EXAMPLE / "digits_data.py", tmp_path / "digits")
+    return tmp_path / "digits" / "core_api"
 
 
 def cluster_info(hparams: dict | None = None, **more) -> dict:

@@ -34,8 +34,10 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start(command: list[str], run_dir: Path, info: dict, ranks: int, env: dict | None = None) -> list[subprocess.Popen]:
-    """Every rank of `command`, started in the trials folder with the cluster info written for `run_dir`."""
+def start(command: list[str], run_dir: Path, info: dict, ranks: int, env: dict | None = None,
+          cwd: Path = TRIALS) -> list[subprocess.Popen]:
+    """Every rank of `command`, started in the trials folder (or `cwd`) with the cluster info written for
+    `run_dir`."""
     run_dir.mkdir(parents=True, exist_ok=True)
     path = write_cluster_file(str(run_dir), dict(info, run_dir=str(run_dir), slots_per_trial=ranks))
     port = str(free_port())
@@ -45,7 +47,7 @@ def start(command: list[str], run_dir: Path, info: dict, ranks: int, env: dict |
                         **{CLUSTER_ENV: path}, RANK=str(rank), WORLD_SIZE=str(ranks), LOCAL_RANK=str(rank),
                         LOCAL_WORLD_SIZE=str(ranks), MASTER_ADDR="127.0.0.1", MASTER_PORT=port, **(env or {}))
         with open(run_dir / f"rank{rank}.out", "a") as log:
-            processes.append(zygote.start(command, cwd=TRIALS, env=rank_env, stdout=log, stderr=subprocess.STDOUT))
+            processes.append(zygote.start(command, cwd=cwd, env=rank_env, stdout=log, stderr=subprocess.STDOUT))
     return processes
 
 
@@ -57,16 +59,17 @@ def output(run_dir: Path) -> str:
     return "".join(Path(p).read_text() for p in sorted(glob.glob(str(run_dir / "rank*.out"))))
 
 
-def run(command: list[str], run_dir: Path, info: dict, ranks: int) -> None:
+def run(command: list[str], run_dir: Path, info: dict, ranks: int, cwd: Path = TRIALS) -> None:
     """A session to its end; it must succeed."""
-    codes = wait(start(command, run_dir, info, ranks), run_dir)
+    codes = wait(start(command, run_dir, info, ranks, cwd=cwd), run_dir)
     assert codes == [0] * ranks, output(run_dir)
 
 
-def interrupt(command: list[str], run_dir: Path, info: dict, ranks: int, how: int, after: str) -> list[int]:
+def interrupt(command: list[str], run_dir: Path, info: dict, ranks: int, how: int, after: str,
+              cwd: Path = TRIALS) -> list[int]:
     """A slowed session, sent `how` (SIGKILL, SIGTERM) on every rank once the file `after` exists in the run
     folder; its exit codes."""
-    processes = start(command, run_dir, info, ranks, env={"DET_TEST_BATCH_SLEEP": "0.15"})
+    processes = start(command, run_dir, info, ranks, env={"DET_TEST_BATCH_SLEEP": "0.15"}, cwd=cwd)
     deadline = time.time() + HANG
     while not (run_dir / after).exists():
         assert time.time() < deadline and all(p.poll() is None for p in processes), output(run_dir)
@@ -79,7 +82,7 @@ def interrupt(command: list[str], run_dir: Path, info: dict, ranks: int, how: in
 def kill_and_rerun(command: list[str], run_dir: Path, info: dict, ranks: int, whole: Path) -> None:
     """SIGKILL every rank of a session once its batch-4 checkpoint exists, re-run it in the same folder, and check
     that it ends as the uninterrupted run in `whole` did, bitwise."""
-    codes = interrupt(command, run_dir, info, ranks, signal.SIGKILL, after="checkpoints/model_checkpoint_epoch0_iter4.pt")
+    codes = interrupt(command, run_dir, info, ranks, signal.SIGKILL, after="checkpoints/model_checkpoint_batch4.pt")
     assert codes == [-signal.SIGKILL] * ranks
     run(command, run_dir, info, ranks)
     assert "resumed from" in output(run_dir)

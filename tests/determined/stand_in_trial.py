@@ -18,7 +18,7 @@ import time
 
 from playground.determined.experiment_config import ExperimentConfigError, load_experiment
 from playground.determined.searcher_config import searcher_length
-from playground.determined.trial_setup import cluster_info, parse_sets, trial_hparams
+from playground.determined.trial_setup import cluster_info, parse_sets, split_length, trial_hparams
 
 stop = False
 
@@ -34,7 +34,8 @@ def main() -> int:
     args = parser.parse_args()
     try:
         experiment = load_experiment(args.experiment)
-        hparams = trial_hparams(experiment, parse_sets(args.sets))
+        sets, own_length = split_length(experiment, parse_sets(args.sets))
+        hparams = trial_hparams(experiment, sets)
     except ExperimentConfigError as err:
         print(f"stand-in: error: {err}", file=sys.stderr)
         return 2
@@ -48,7 +49,8 @@ def main() -> int:
     batch = hparams.get("global_batch_size", 1)
     per_epoch = experiment.records_per_epoch or batch
     # a 0.38 script's fit(max_length) "should match the searcher config values" (Determined's Trainer docs)
-    unit, length = searcher_length(experiment.searcher) or ("batches", 3)
+    unit, length = next(iter(own_length.items())) if own_length else searcher_length(experiment.searcher) or \
+        ("batches", 3)
     batches = {"batches": length, "records": math.ceil(length / batch), "epochs": length * per_epoch // batch}[unit]
     batches = 2 if args.test else batches
     metric = experiment.searcher["metric"]

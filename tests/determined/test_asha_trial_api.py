@@ -1,7 +1,7 @@
 """`playground sweep run adaptive.yaml` of a Trial API experiment whose searcher length is in batches: adaptive
 ASHA ranks each trial at every validation, so a trial is stopped at a rung inside its first epoch, not at the
-epoch's end. Real sweep, real trials: Determined's 0.26 MNIST tutorial (only data.py changed: the digits) through
-the runner and the trial harness. A trial given the sweep's rungs (`--rungs`, cluster info `rungs`) validates at
+epoch's end. Real sweep, real trials: the Trial-API example of experiments/determined_digits through the runner
+and the trial harness. A trial given the sweep's rungs (`--rungs`, cluster info `rungs`) validates at
 them too, as Determined 0.2x's searcher operations ended there."""
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from playground.sweeps.operations.reports import open_sweep
 from tests.conftest import REPO
 from tests.determined.ranks import records, run, trial_main
 
-EXAMPLES = REPO / "experiments" / "determined_mnist"
+EXAMPLES = REPO / "experiments" / "determined_digits"
 EPOCH_BATCHES = 1438 // 16          # the digits' training set in global batches of 16
 ADAPTIVE = textwrap.dedent("""\
-    name: mnist_mid_epoch_asha
+    name: digits_mid_epoch_asha
     hyperparameters:
       global_batch_size: 16
       learning_rate: {type: categorical, vals: [0.0, 1.0]}   # 0.0 never learns: it loses at its first rung
@@ -38,14 +38,14 @@ ADAPTIVE = textwrap.dedent("""\
       mode: aggressive
       max_concurrent_trials: 1
     min_validation_period: {batches: 10}
-    entrypoint: model_def:MNistTrial
+    entrypoint: model_def:DigitsTrial
     """)
 
 
 def test_adaptive_asha_stops_a_trial_api_trial_at_a_rung_inside_its_first_epoch(tmp_path):
-    experiment = tmp_path / "determined_mnist" / "mnist_pytorch_0.26"
-    shutil.copytree(EXAMPLES / "mnist_pytorch_0.26", experiment)
-    shutil.copy(EXAMPLES / "digits_as_mnist.py", experiment.parent)       # data.py's ../digits_as_mnist.py
+    experiment = tmp_path / "determined_digits" / "trial_api"
+    shutil.copytree(EXAMPLES / "trial_api", experiment)
+    shutil.copy(EXAMPLES / "digits_data.py", experiment.parent)       # model_def.py's ../digits_data.py
     (experiment / "adaptive.yaml").write_text(ADAPTIVE)
     folder = tmp_path / "sweep"
     assert main(["sweep", "run", str(experiment / "adaptive.yaml"), "--sweep-dir", str(folder), "--quiet"]) == 0
@@ -78,9 +78,9 @@ def test_a_trial_validates_at_its_period_counted_across_epochs_at_its_rungs_and_
     run(trial_main("mnist_trial:MNistTrial"), tmp_path / "run", info, 1)
     found = records(tmp_path / "run")
     # rungs 2, 3; period 4, 8 (the 8th batch of the trial, not the 4th of epoch 2); the end, 9; the epoch end
-    # at 6 is no validation (Determined's controller validates at its boundaries only): training metrics
+    # at 6 ends no window (Determined's controller stops at its boundaries only): no record
     assert [(r["kind"], r["iteration"]) for r in found] == [("epoch", 2), ("epoch", 3), ("epoch", 4),
-                                                            ("interval", 6), ("epoch", 8), ("epoch", 9)]
+                                                            ("epoch", 8), ("epoch", 9)]
     # what the sweep's agent reads: each validation at its step, samples = batches x 8 (the searcher's unit)
     assert [(r["iteration"], r["samples"]) for r in MetricsTail(str(tmp_path / "run")).new_epoch_records()] == [
         (2, 16), (3, 24), (4, 32), (8, 64), (9, 72)]

@@ -15,6 +15,9 @@ from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED
 from tests.determined.det_runs import cluster_info, kill_group, lines, run, start, wait_for
 
 
+# Determined's launch layer prefix: the command once per slot (without it, once per node: test_launch_layer.py)
+LAUNCHED = ["python3", "-m", "determined.launch.torch_distributed"]
+
 # a Core API script's start: the latest checkpoint it is given, printed; its body follows, inside core.init()
 LATEST = """
         import os, signal
@@ -40,7 +43,7 @@ def test_each_rank_gets_torchruns_variables_and_determined_first_on_its_path(tmp
                                   "cwd": os.getcwd(), "port": os.environ["MASTER_PORT"]}))
     """)
     run_dir = tmp_path / "run"
-    code, output = run(["python3", "main.py"], context, run_dir, cluster_info(), slots=2)
+    code, output = run(LAUNCHED + ["python3", "main.py"], context, run_dir, cluster_info(), slots=2)
     assert code == EXIT_DONE, output
     seen = sorted((json.loads(line.split("ENV ", 1)[1]) for line in output.splitlines() if "ENV " in line),
                   key=lambda env: env["RANK"])
@@ -79,9 +82,10 @@ def test_a_failing_rank_stops_the_others_and_the_run_fails_naming_it(tmp_path):
             raise SystemExit("rank 1 gives up")
         time.sleep(600)
     """)
-    code, output = run(["python3", "main.py"], context, tmp_path / "run", cluster_info(), slots=2)
+    code, output = run(LAUNCHED + ["python3", "main.py"], context, tmp_path / "run", cluster_info(), slots=2)
     assert code == EXIT_FAILED
     assert "rank 1 gives up" in output and "playground: rank 1 (pid" in output
+    assert "it stored no checkpoint (a re-run starts afresh)" in output and "are kept" not in output
 
 
 def test_failures_are_restarted_up_to_max_restarts_with_the_latest_checkpoint_given_again(tmp_path):
@@ -112,7 +116,7 @@ def test_sigterm_is_passed_on_and_a_script_that_ignores_the_core_api_ends_stoppe
         print("STARTED", flush=True)
         time.sleep(600)
     """)
-    process = start(["python3", "main.py"], context, tmp_path / "run", cluster_info(), slots=2)
+    process = start(LAUNCHED + ["python3", "main.py"], context, tmp_path / "run", cluster_info(), slots=2)
     try:
         wait_for(lambda: (tmp_path / "run" / "train.log").exists() and
                  (tmp_path / "run" / "train.log").read_text().count("STARTED") == 2, process, "two ranks started")

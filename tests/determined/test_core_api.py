@@ -1,5 +1,5 @@
-"""Determined's Core API tutorial scripts (core_api_mnist/: only their data loading changed) and a resumable
-script of the same shape, run by playground's runner on 1 and 2 ranks (gloo): checkpoints stored and restored,
+"""The Core-API example (experiments/determined_digits/core_api) and a resumable script of the same shape
+(core_api_mnist/), run by playground's runner on 1 and 2 ranks (gloo): checkpoints stored and restored,
 SIGKILL of the whole run then a re-run ending bitwise equal to an uninterrupted run, SIGTERM -> should_preempt
 -> checkpoint -> exit 75, searcher operations, metrics.jsonl records."""
 from __future__ import annotations
@@ -11,59 +11,62 @@ import pytest
 import torch
 
 from playground.processes.exit_codes import EXIT_DONE, EXIT_STOPPED
-from tests.determined.det_runs import (checkpoint_entries, cluster_info, context_dir, kill_group, lines, records,
-                                       run, start, stopped_after_a_checkpoint, wait_for, without_times)
+from tests.determined.det_runs import (checkpoint_entries, cluster_info, context_dir, example_dir, kill_group, lines,
+                                       records, run, start, stopped_after_a_checkpoint, wait_for, without_times)
 
-TUTORIAL_ARGS = ["--batch-size", "16", "--test-batch-size", "32", "--log-interval", "1"]
+EXAMPLE_ARGS = ["--batch-size", "160", "--test-batch-size", "200", "--log-interval", "3"]
+BATCHES = 1438 // 160 + 1          # the digits in batches of 160, the last one short: 9 an epoch
 
 
-def test_the_adaptive_tutorial_stores_checkpoints_reports_metrics_and_resumes_from_its_latest(tmp_path):
-    context, run_dir = context_dir(tmp_path, "model_def_adaptive.py"), tmp_path / "run"
-    command = ["python3", "model_def_adaptive.py", "--epochs", "2", *TUTORIAL_ARGS]
-    code, output = run(command, context, run_dir, cluster_info())
+def test_the_example_stores_checkpoints_reports_metrics_and_resumes_from_its_latest(tmp_path):
+    context, run_dir = example_dir(tmp_path), tmp_path / "run"
+    command = ["python3", "model_def.py", "--epochs", "2", *EXAMPLE_ARGS]
+    info = cluster_info()        # every checkpoint kept (the retention of a completed trial: its own tests)
+    info["experiment_config"]["checkpoint_storage"] = {"save_trial_latest": 5}
+    code, output = run(command, context, run_dir, info)
     assert code == EXIT_DONE, output
 
     entries = checkpoint_entries(run_dir)
-    assert [e["steps_completed"] for e in entries] == [4, 8]       # 64 images / 16 per batch, 2 epochs
+    assert [e["steps_completed"] for e in entries] == [BATCHES, 2 * BATCHES]
     for entry in entries:
         folder = run_dir / "checkpoints" / entry["storage_id"]
         assert sorted(p.name for p in folder.iterdir()) == ["checkpoint.pt", "metadata.json", "state"]
         assert json.loads((folder / "metadata.json").read_text()) == {"steps_completed": entry["steps_completed"]}
         assert set(torch.load(folder / "checkpoint.pt", weights_only=True)) >= {"conv1.weight", "fc2.bias"}
     epochs = records(run_dir, "epoch")
-    assert [(r["index"], r["iteration"], r["epochs"], r["samples"]) for r in epochs] == [(4, 4, 1, 64), (9, 8, 2, 128)]
+    assert [(r["index"], r["iteration"], r["epochs"]) for r in epochs] == [(3, BATCHES, 1), (7, 2 * BATCHES, 2)]
     assert all(isinstance(r["test_loss"], float) for r in epochs)
-    assert [r["iteration"] for r in records(run_dir, "train")] == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert [r["iteration"] for r in records(run_dir, "train")] == [3, 6, 9, 12, 15, 18]
     assert json.loads((run_dir / "opts.json").read_text())["determined"] is True
     assert "Test set: Average loss" in (run_dir / "train.log").read_text()
 
     # the same run folder with a longer --epochs: the script reads latest_checkpoint, restores, goes on
-    code, output = run(["python3", "model_def_adaptive.py", "--epochs", "3", *TUTORIAL_ARGS], context, run_dir,
-                       cluster_info())
+    code, output = run(["python3", "model_def.py", "--epochs", "3", *EXAMPLE_ARGS], context, run_dir, info)
     assert code == EXIT_DONE, output
     cluster = json.loads((run_dir / "det_cluster.json").read_text())
     assert cluster["latest_checkpoint"] == entries[-1]["storage_id"]
     assert [r["epochs"] for r in records(run_dir, "epoch")] == [1, 2, 3]
-    assert [r["index"] for r in records(run_dir)] == list(range(15))
-    assert [e["steps_completed"] for e in checkpoint_entries(run_dir)] == [4, 8, 12]
+    assert [r["index"] for r in records(run_dir)] == list(range(12))
+    assert [e["steps_completed"] for e in checkpoint_entries(run_dir)] == [BATCHES, 2 * BATCHES, 3 * BATCHES]
 
 
-def test_sigterm_makes_should_preempt_true_and_the_tutorial_checkpoints_and_exits_75(tmp_path):
-    context, run_dir = context_dir(tmp_path, "model_def_checkpoints.py"), tmp_path / "run"
-    command = ["python3", "model_def_checkpoints.py", "--epochs", "200", *TUTORIAL_ARGS]
+def test_sigterm_makes_should_preempt_true_and_the_example_checkpoints_and_exits_75(tmp_path):
+    context, run_dir = example_dir(tmp_path), tmp_path / "run"
+    command = ["python3", "model_def.py", "--epochs", "200", *EXAMPLE_ARGS]
     process = start(command, context, run_dir, cluster_info())
     output = stopped_after_a_checkpoint(process, run_dir)
     assert process.returncode == EXIT_STOPPED, output
     entries = checkpoint_entries(run_dir)
     assert 1 <= len(entries) < 200
     state = (run_dir / "checkpoints" / entries[-1]["storage_id"] / "state").read_text()
-    assert state == f"{len(entries)},1"            # epochs completed, trial id: the tutorial's own file
+    assert state == f"{len(entries)},1"            # epochs completed, trial id: the example's own file
     assert not (run_dir / "det_preempted").exists()
 
 
 def resumable(tmp_path, slots: int, pause: float = 0.0, epochs: int = 4):
     context = context_dir(tmp_path, "model_def_resumable.py")
-    command = [sys.executable, "model_def_resumable.py", "--batch-size", str(16 // slots), "--pause", str(pause)]
+    command = [sys.executable, "-m", "determined.launch.torch_distributed", sys.executable, "model_def_resumable.py",
+               "--batch-size", str(16 // slots), "--pause", str(pause)]
     return command, context, cluster_info(max_length={"epochs": epochs})
 
 

@@ -81,7 +81,8 @@ def test_every_core_member_on_two_ranks(tmp_path):
     run_dir = tmp_path / "run"
     info = cluster_info({"x": 1})
     info["experiment_config"]["searcher"]["metric"] = "val_loss"
-    code, output = run(["python3", "members.py"], context, run_dir, info, slots=2)
+    code, output = run(["python3", "-m", "determined.launch.torch_distributed", "python3", "members.py"], context, run_dir, info,
+                       slots=2)
     assert code == EXIT_DONE, output
     found = sorted((json.loads(line.split("OUT ", 1)[1]) for line in output.splitlines() if "OUT " in line),
                    key=lambda out: out["rank"])

@@ -58,7 +58,7 @@ def test_a_trial_killed_mid_run_resumes_to_the_uninterrupted_result_bitwise(unin
 
 def test_a_sigterm_checkpoints_exits_75_and_the_rerun_ends_as_the_uninterrupted_run(uninterrupted, tmp_path):
     run_dir = tmp_path / "run"
-    codes = interrupt(MNIST, run_dir, mnist_info(), 2, signal.SIGTERM, after="checkpoints/model_checkpoint_epoch0_iter2.pt")
+    codes = interrupt(MNIST, run_dir, mnist_info(), 2, signal.SIGTERM, after="checkpoints/model_checkpoint_batch2.pt")
     assert codes == [EXIT_STOPPED] * 2, output(run_dir)
     assert "stopped by SIGTERM; a checkpoint was written" in output(run_dir)
     run(MNIST, run_dir, mnist_info(), 2)

@@ -68,6 +68,15 @@ def test_dry_run_prints_the_command_the_cluster_info_and_the_notes(experiment, t
     assert not (tmp_path / "run").exists()
 
 
+def test_a_trial_of_its_own_length_a_continued_trial_and_a_wrong_one_refused(experiment, tmp_path, capsys):
+    path = experiment(CONST)
+    code, out, _ = dry_run(capsys, path, "--run-dir", str(tmp_path / "run"), "--set", "searcher.max_length.epochs=5")
+    assert code == 0 and cluster_info_of(out)["max_length"] == {"epochs": 5}
+    assert 'length: {"epochs": 5} (--set searcher.max_length' in out
+    code, _, err = dry_run(capsys, path, "--set", "searcher.max_length.batches=5")
+    assert code == 2 and "the experiment's length is in epochs" in err
+
+
 def test_a_sweeps_trial_folder_gives_determineds_trial_id(experiment, tmp_path, capsys):
     path = experiment(CONST)
     out = dry_run(capsys, path, "--run-dir", str(tmp_path / "sweep" / "trials" / "t0004"))[1]

@@ -180,6 +180,29 @@ def test_sweep_continue_takes_an_undotted_hyperparameter(tmp_path, capsys):
     assert json.loads((tmp_path / "sweep" / "trials" / "t0001" / "warm_start.json").read_text())["sets"]["lr"] == 0.05
 
 
+def test_sweep_continue_takes_a_new_length_and_checks_it_at_once(tmp_path, capsys):
+    """Determined's "continue trial" with a longer max_length: the new length in the experiment's unit, checked
+    when `sweep continue` is typed (exit 2, nothing added); the continued trial trains to it."""
+    sweep(tmp_path, write(tmp_path, """\
+        entrypoint: model_def:T
+        searcher: {name: single, metric: validation_loss, max_length: {batches: 2}}
+        hyperparameters: {global_batch_size: 8, lr: 0.1}
+        """))
+    capsys.readouterr()
+    folder = str(tmp_path / "sweep")
+    assert main(["sweep", "continue", folder, "t0000", "--set", "searcher.max_length.epochs=4"]) == 2
+    assert "the experiment's length is in batches" in capsys.readouterr().err
+    assert main(["sweep", "continue", folder, "t0000", "--set", "searcher.max_length.batches=0"]) == 2
+    assert "a positive whole number of batches" in capsys.readouterr().err
+    assert not (tmp_path / "sweep" / "trials" / "t0001").exists()
+    assert main(["sweep", "continue", folder, "t0000", "--set", "searcher.max_length.batches=5"]) == 0
+    assert "added trial t0001: continues t0000" in capsys.readouterr().out
+    spec_file = tmp_path / "spec.json"
+    assert main(["sweep", "run", str(spec_file), "--sweep-dir", folder, "--quiet"]) == 0
+    records = [json.loads(line) for line in open(tmp_path / "sweep" / "trials" / "t0001" / "metrics.jsonl")]
+    assert records[-1]["iteration"] == 5
+
+
 CORE_API_SCRIPT = '''\
 import math, time
 import determined as det

@@ -30,20 +30,22 @@ def test_a_two_model_trial_killed_mid_run_resumes_to_the_uninterrupted_result_bi
     assert [s["last_epoch"] for s in schedulers] == [1, 5]     # 1 epoch end (6 batches), 10 batches / 2
     assert state["global_iter"] == 10
     found = records(whole)
-    assert {"train_loss", "train_g_loss", "train_d_loss", "loss", "batch_idx"} <= set(found[0])
-    # validations every 3 batches, the epoch end (6) and the end of training (10) included, each one record
+    assert {"train_loss", "train_g_loss", "train_d_loss", "loss", "batch_idx"} <= set(found[-1])
+    # validations every 3 batches and at the end of training (10); the checkpoints every 2 batches end training
+    # windows too, each reported: one record per window end
     assert [(r["kind"], r["iteration"], r["epochs"]) for r in found] == [
-        ("epoch", 3, 0.5), ("epoch", 6, 1.0), ("epoch", 9, 1.5), ("epoch", 10, 1 + 4 / 6)]
+        ("interval", 2, 2 / 6), ("epoch", 3, 0.5), ("interval", 4, 4 / 6), ("epoch", 6, 1.0),
+        ("interval", 8, 1 + 2 / 6), ("epoch", 9, 1.5), ("epoch", 10, 1 + 4 / 6)]
     scalars = [json.loads(line) for line in (whole / "tensorboard" / "scalars.jsonl").read_text().splitlines()]
     assert [s["step"] for s in scalars] == list(range(10)) and {s["tag"] for s in scalars} == {"d_loss_per_batch"}
 
     kill_and_rerun(GAN, tmp_path / "cut", gan_info(), ranks, whole)
 
 
-def test_the_gan_tutorial_runs_with_test_through_the_runner(tmp_path):
-    """experiments/determined_mnist/gan_mnist_pytorch (Determined's example, only data.py changed) under
-    `playground run const.yaml --test`: one batch of both models, a validation, a checkpoint of both."""
-    done = run_cli("run", str(REPO / "experiments" / "determined_mnist" / "gan_mnist_pytorch" / "const.yaml"), "--test",
+def test_the_two_model_example_runs_with_test_through_the_runner(tmp_path):
+    """experiments/determined_digits/two_models (a GAN on the digits) under `playground run const.yaml --test`:
+    one batch of both models, a validation, a checkpoint of both."""
+    done = run_cli("run", str(REPO / "experiments" / "determined_digits" / "two_models" / "const.yaml"), "--test",
                    "--run-dir", str(tmp_path / "run"), script="playground")
     assert done.returncode == 0, done.stderr[-3000:]
     found = records(tmp_path / "run")

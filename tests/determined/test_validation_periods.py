@@ -1,8 +1,9 @@
 """Where a Determined trial validates, as Determined 0.38's PyTorch trial controller decides: after every k-th
 batch for a period Batch(k), at the end of every k-th epoch for Epoch(k), at the listed steps of a schedule, at a
 sweep's ASHA rungs, and once at the end of training; never at an epoch end merely because an epoch ended (those
-record the training metrics only, kind "interval"), and not before the checkpoint of a stop the trial requested.
-Training metrics are also recorded after every `scheduling_unit` batches (Trainer.fit's reporting_period).
+nothing: the window goes on), and a stop the trial requested ends training at the end of its window. Training
+metrics are recorded at the end of each window: after every `scheduling_unit` batches (Trainer.fit's
+reporting_period) and at each validation or checkpoint.
 
 The tiny MNIST trial: epochs of 6 global batches of 8 (tests/determined/trials/mnist_trial.py)."""
 from __future__ import annotations
@@ -49,8 +50,8 @@ def test_an_epoch_period_validates_every_kth_epoch_end_the_rungs_and_the_end_and
     info = dict(experiment_config={"min_validation_period": {"epochs": 2}}, hparams=HPARAMS, trial_id=1,
                 experiment_id=1, max_length={"epochs": 5}, rungs=[1])
     run(trial_main("mnist_trial:MNistTrial"), tmp_path / "run", info, 1)
-    # epoch 1: the rung; 2 and 4: the period; 3: training metrics only; 5: the end of training
-    assert _kinds(tmp_path / "run") == [("epoch", 6), ("epoch", 12), ("interval", 18), ("epoch", 24), ("epoch", 30)]
+    # epoch 1: the rung; 2 and 4: the period; 3: nothing (inside the window from 12 to 24); 5: the end of training
+    assert _kinds(tmp_path / "run") == [("epoch", 6), ("epoch", 12), ("epoch", 24), ("epoch", 30)]
     found = records(tmp_path / "run")
     assert all((r.get("validation_loss") is not None) == (r["kind"] == "epoch") and r["train_loss"] > 0
                for r in found), found
@@ -59,27 +60,31 @@ def test_an_epoch_period_validates_every_kth_epoch_end_the_rungs_and_the_end_and
 def test_without_a_validation_period_a_trial_validates_once_at_the_end_of_training(tmp_path):
     info = dict(experiment_config={}, hparams=HPARAMS, trial_id=1, experiment_id=1, max_length={"batches": 13})
     run(trial_main("mnist_trial:MNistTrial"), tmp_path / "run", info, 1)
-    assert _kinds(tmp_path / "run") == [("interval", 6), ("interval", 12), ("epoch", 13)]
+    # no window ends before (scheduling_unit 100): one record, the validation at the end
+    assert _kinds(tmp_path / "run") == [("epoch", 13)]
 
 
-def test_a_stop_the_trial_requests_checkpoints_without_validating(tmp_path):
-    """The trial asks to stop after its 4th batch; its period (3) validated the 3rd: Determined checkpoints and
-    ends, with no validation of the 4th."""
+def test_a_stop_the_trial_requests_ends_training_at_the_end_of_its_window(tmp_path):
+    """The trial asks to stop during its 4th batch; Determined's controller looks at the request when a window
+    ends: the validation period's, after the 6th batch, which validates, checkpoints and ends."""
     info = dict(experiment_config={"min_validation_period": {"batches": 3}}, hparams=HPARAMS, trial_id=1,
                 experiment_id=1, max_length={"epochs": 2})
     run(trial_main("full_dataset_trial:FullDatasetTrial"), tmp_path / "run", info, 1)
-    assert _kinds(tmp_path / "run") == [("epoch", 3), ("interval", 4)]
-    assert final_state(tmp_path / "run")["global_iter"] == 4
+    assert _kinds(tmp_path / "run") == [("epoch", 3), ("epoch", 6)]
+    assert final_state(tmp_path / "run")["global_iter"] == 6
 
 
 def test_training_metrics_every_scheduling_unit_batches_and_a_resume_after_sigkill_records_the_same(tmp_path):
     """scheduling_unit 3 (Determined's REPORT boundary, counted from the trial's first batch), epochs of 6
-    batches, 13 batches, no validation period; killed after its batch-4 checkpoint and re-run: the same records."""
+    batches, 13 batches, no validation period, checkpoints every 2 batches; killed after its batch-4 checkpoint
+    and re-run: the same records."""
     info = dict(experiment_config={"scheduling_unit": 3, "min_checkpoint_period": {"batches": 2}}, hparams=HPARAMS,
                 trial_id=1, experiment_id=1, max_length={"batches": 13})
     run(trial_main("mnist_trial:MNistTrial"), tmp_path / "whole", info, 1)
-    # 3, 9: the period; 6, 12: epoch ends (also the period's: one record each); 13: the end, validated
-    assert _kinds(tmp_path / "whole") == [("interval", 3), ("interval", 6), ("interval", 9), ("interval", 12),
+    # every window end reports: the scheduling unit's (3, 6, 9, 12) and the checkpoint period's (2, 4, 6...);
+    # 13: the end, validated
+    assert _kinds(tmp_path / "whole") == [("interval", 2), ("interval", 3), ("interval", 4), ("interval", 6),
+                                          ("interval", 8), ("interval", 9), ("interval", 10), ("interval", 12),
                                           ("epoch", 13)]
     assert all(r["train_loss"] > 0 for r in records(tmp_path / "whole")[:-1])
     kill_and_rerun(trial_main("mnist_trial:MNistTrial"), tmp_path / "cut", info, 1, tmp_path / "whole")

@@ -33,6 +33,10 @@ class _AliasLoader(importlib.abc.Loader):
         # The import system set the alias's spec on the module: give it back its own (it is the same module).
         module.__spec__ = self.own_spec
 
+    def get_code(self, fullname: str):
+        """The implementation's code: `python -m determined.launch.wrap_rank` runs it as __main__ (runpy)."""
+        return self.own_spec.loader.get_code(self.own_spec.name)
+
 
 class AliasFinder(importlib.abc.MetaPathFinder):
     """`determined.X` -> the module `playground.compat.determined.X`."""
@@ -48,7 +52,9 @@ class AliasFinder(importlib.abc.MetaPathFinder):
         if found is None:
             raise ModuleNotFoundError(f"No module named {fullname!r}: playground's implementation of determined "
                                       f"(docs/determined.md) has no {fullname}", name=fullname)
+        # origin: where the code is (runpy gives it as sys.argv[0] to `python -m determined.launch.X`)
         return importlib.machinery.ModuleSpec(fullname, _AliasLoader(importlib.import_module(implementation)),
+                                              origin=found.origin,
                                               is_package=found.submodule_search_locations is not None)
 
 

@@ -19,7 +19,9 @@ from typing import Any, Callable, Iterator
 
 import torch
 
+from playground.determined.trials.experimental import ExperimentalContext, not_provided
 from playground.determined.trials.lr_scheduler import LRScheduler
+from playground.determined.trials.reducers import MetricReducer, SimpleReducer, WrappedReducer
 
 log = logging.getLogger("playground")
 
@@ -101,7 +103,9 @@ class PyTorchTrialContext:
         self.models: list[torch.nn.Module] = []
         self.optimizers: list[torch.optim.Optimizer] = []
         self.lr_schedulers: list[LRScheduler] = []
-        self.reducers: list[tuple[Any, str, bool, bool]] = []
+        self.reducers: list[WrappedReducer] = []
+        self.experimental = ExperimentalContext(self)
+        self._scaler: Any = None
         self._stop_requested = False
         self._enable_tensorboard_logging = True
         self._writer: Any = None
@@ -188,6 +192,8 @@ class PyTorchTrialContext:
     def wrap_model(self, model: torch.nn.Module) -> torch.nn.Module:
         """The model on this rank's device; recorded, so checkpoints hold its state."""
         model = model.to(self.device)
+        if self.experimental.auto_amp:
+            _autocast_forward(model)
         self.models.append(model)
         return model
 
@@ -213,19 +219,39 @@ class PyTorchTrialContext:
 
     def wrap_reducer(self, reducer: Any, name: str | None = None, for_training: bool = True,
                      for_validation: bool = True) -> Any:
-        """A custom metric reduced over every rank (reducers.py); a plain function becomes a reducer with
-        `update(value)`. Returns the reducer."""
-        from playground.determined.trials.reducers import MetricReducer, SimpleReducer
+        """A custom metric reduced over every rank (reducers.py): a MetricReducer, or a plain function, which
+        becomes a reducer with `update(value)`. With a `name` its value is that metric; without, it returns a
+        dict of metrics. Returns the reducer, as Determined does."""
+        if any(reducer is w.reducer for w in self.reducers):
+            raise ValueError(f"wrap_reducer: the same reducer of type {type(reducer).__name__} was wrapped twice; "
+                             "wrap each reducer object once")
         if not isinstance(reducer, MetricReducer):
+            if not callable(reducer):
+                raise ValueError(f"wrap_reducer: a {type(reducer).__name__} is neither a function nor a "
+                                 "pytorch.MetricReducer")
             reducer = SimpleReducer(reducer)
-        if not name:
-            raise ValueError("wrap_reducer: give the metric a name (a reducer returning a dict of metrics is not "
-                             "supported by playground)")
-        self.reducers.append((reducer, name, for_training, for_validation))
+        self.reducers.append(WrappedReducer(reducer, name, for_training, for_validation))
         return reducer
 
     def wrap_scaler(self, scaler: Any) -> Any:
+        """The scaler, recorded: its state is checkpointed with the trial's (Determined's scaler_state_dict)."""
+        self._scaler = scaler
         return scaler
+
+    def set_profiler(self, *args: Any, **kwargs: Any) -> None:
+        log.info("context.set_profiler(): there is no profiler service; use the PyTorch profiler in train_batch")
+
+    def configure_apex_amp(self, models: Any, optimizers: Any, enabled: bool = True, **kwargs: Any) -> Any:
+        if enabled:
+            raise not_provided("context", "configure_apex_amp", "NVIDIA apex is not provided; use "
+                               "context.experimental.use_amp() or a scaler with wrap_scaler()")
+        return models, optimizers
+
+    def autocast_forward_pass(self, to_wrap: torch.nn.Module) -> torch.nn.Module:
+        """`to_wrap`, its forward run under CUDA autocast with float32 outputs (the wrapped module is changed)."""
+        if torch.cuda.is_available():
+            _autocast_forward(to_wrap)
+        return to_wrap
 
     # ------------------------------------------------------------------ training calls
     def to_device(self, data: Any) -> Any:
@@ -234,12 +260,16 @@ class PyTorchTrialContext:
 
     def backward(self, loss: torch.Tensor, gradient: torch.Tensor | None = None, retain_graph: bool = False,
                  create_graph: bool = False) -> None:
+        if self.experimental.auto_amp:
+            loss = self._scaler.scale(loss)
         loss.backward(gradient=gradient, retain_graph=retain_graph, create_graph=create_graph)
 
     def step_optimizer(self, optimizer: torch.optim.Optimizer,
                        clip_grads: Callable[[Iterator], None] | None = None, auto_zero_grads: bool = True,
                        scaler: Any = None) -> None:
         """Average the gradients over the ranks, clip them (`clip_grads(parameters)`), step, then zero them."""
+        if scaler is None and self.experimental.auto_amp:
+            scaler = self._scaler
         params = [p for group in optimizer.param_groups for p in group["params"]]
         if self.distributed.size > 1:
             _average_gradients(params, self.distributed.size)
@@ -253,6 +283,16 @@ class PyTorchTrialContext:
             optimizer.step()
         if auto_zero_grads:
             optimizer.zero_grad()
+
+    def after_train_batch(self) -> None:
+        """After each train_batch: use_amp's scaler is updated once (all the batch's steps are done)."""
+        if self.experimental.auto_amp:
+            self._scaler.update()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise not_provided("context", name)
 
     # ------------------------------------------------------------------ position (set by the trainer)
     def current_train_batch(self) -> int:
@@ -292,3 +332,25 @@ def _average_gradients(params: list[torch.nn.Parameter], world_size: int) -> Non
         n = p.numel()
         p.grad.copy_(flat[offset:offset + n].view_as(p.grad))
         offset += n
+
+
+def _autocast_forward(module: torch.nn.Module) -> None:
+    """Run `module`'s forward under CUDA autocast and give float32 outputs (Determined's autocast_forward_pass),
+    by an attribute on the instance: its state_dict keys stay the model's own."""
+    forward = module.forward
+
+    def autocast_forward(*args: Any, **kwargs: Any) -> Any:
+        with torch.autocast("cuda"):
+            out = forward(*args, **kwargs)
+        return _to_float32(out)
+    module.forward = autocast_forward
+
+
+def _to_float32(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.float() if value.is_floating_point() else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_float32(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _to_float32(v) for k, v in value.items()}
+    return value

@@ -51,11 +51,18 @@ class TrialSession:
     full_dataset: bool
     evaluate_takes_index: bool
     max_batches: int | None
+    max_length: TrainUnit | None = None          # Batch / Epoch (max_batches holds a length in batches)
     validation_period: TrainUnit | None = None   # Batch / Epoch, a period or a schedule (None: at the end only)
     rung_batches: frozenset[int] = frozenset()     # and one after each of these (the sweep's ASHA rungs)
     rung_epochs: frozenset[int] = frozenset()      # and at the end of each of these epochs (rungs in epochs)
-    initial_validation: bool = False
+    checkpoint_period: TrainUnit | None = None
     reporting_period: TrainUnit | None = None   # training metrics after these batches (Determined's REPORT)
+    test_mode: bool = False
+    initial_validation: bool = False
+    checkpoint_policy: str = "best"              # after a validation: best, all or none
+    searcher_metric: str | None = None
+    smaller_is_better: bool = True
+    keep_best: bool = True                       # checkpoint_storage.save_trial_best > 0
     under_runner: bool = False      # started by the runner, which writes the ranks' output to train.log
 
 
@@ -85,7 +92,7 @@ def _leave_train_log_to_the_runner(run_dir: str) -> None:
 def fit_trial(trial: Any, context: Any, max_length: TrainUnit | None = None,
               validation_period: TrainUnit | None = None, checkpoint_period: TrainUnit | None = None,
               test_mode: bool = False, step_zero_validation: bool = False,
-              reporting_period: TrainUnit | None = Batch(100)) -> None:
+              reporting_period: TrainUnit | None = Batch(100), checkpoint_policy: str = "best") -> None:
     """Train `trial` to `max_length` (the cluster info's, when it gives one); returns when done, exits the
     process with 75 when stopped (after a checkpoint) or 1 when the run failed."""
     from playground.launch.spawn import launch
@@ -93,6 +100,9 @@ def fit_trial(trial: Any, context: Any, max_length: TrainUnit | None = None,
         session, prepared = _prepared_session(trial, context, max_length, validation_period, checkpoint_period,
                                               reporting_period, test_mode)
         session.initial_validation = step_zero_validation or bool(_exp(context).get("perform_initial_validation"))
+        if checkpoint_policy not in ("best", "all", "none"):
+            raise TrialUsageError(f"fit(): checkpoint_policy {checkpoint_policy!r}: use 'best', 'all' or 'none'")
+        session.checkpoint_policy = checkpoint_policy
     except UserError as err:   # before training: one line, exit 2, as for any run's unusable input
         print(f"playground: error: {err}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
@@ -127,23 +137,25 @@ def _prepared_session(trial: Any, context: Any, max_length: TrainUnit | None, va
             max_length.length()
     except ValueError as err:
         raise TrialUsageError(f"fit(): {err}") from None
-    if checkpoint_period is not None and not isinstance(checkpoint_period.value, int):
-        raise TrialUsageError(f"fit(): checkpoint_period {checkpoint_period!r}: a schedule of checkpoints is not "
-                              "supported; give a period (every n batches or epochs)")
     train, train_shuffle = _torch_loader(trial.build_training_data_loader(), "build_training_data_loader")
     validation, _ = _torch_loader(trial.build_validation_data_loader(), "build_validation_data_loader")
     session = TrialSession(trial=trial, context=context, train_data=train, validation_data=validation,
                            validation_loader=validation, full_dataset=full_dataset,
                            evaluate_takes_index=takes_batch_index(trial), max_batches=None,
-                           under_runner=bool(cluster),
+                           under_runner=bool(cluster), max_length=max_length, test_mode=test_mode,
+                           checkpoint_period=None if checkpoint_period is None or checkpoint_period.is_never()
+                           else checkpoint_period,
                            reporting_period=None if reporting_period is None or reporting_period.is_never()
                            else reporting_period)
+    searcher = _exp(context).get("searcher") or {}
+    session.searcher_metric = searcher.get("metric")
+    session.smaller_is_better = bool(searcher.get("smaller_is_better", True))
     session.rung_batches = rung_batches(cluster, _global_batch(context))
     session.rung_epochs = rung_epochs(cluster)
     run_dir = _run_dir(cluster, context)
     context.run_dir = run_dir
     layers, session.max_batches = _opts_layers(session, context, cluster, max_length, validation_period,
-                                               checkpoint_period, test_mode, train_shuffle)
+                                               test_mode, train_shuffle)
     return session, _prepare(layers, run_dir)
 
 
@@ -201,8 +213,7 @@ def _run_dir(cluster: dict, context: Any) -> str:
 
 
 def _opts_layers(session: TrialSession, context: Any, cluster: dict, max_length: TrainUnit | None,
-                 validation_period: TrainUnit | None, checkpoint_period: TrainUnit | None, test_mode: bool,
-                 shuffle: bool) -> tuple[list[tuple[str, dict]], int | None]:
+                 validation_period: TrainUnit | None, test_mode: bool, shuffle: bool) -> tuple[list[tuple[str, dict]], int | None]:
     dist = context.distributed
     batch = _batch_size(session.train_data)
     records = cluster.get("records_per_epoch") or _exp(context).get("records_per_epoch") or 0
@@ -221,10 +232,9 @@ def _opts_layers(session: TrialSession, context: Any, cluster: dict, max_length:
     val_batch = _batch_size(session.validation_data) if session.validation_data is not None else batch
     if validation_period is not None and not validation_period.is_never() and session.validation_data is not None:
         session.validation_period = validation_period      # loop_hook.py and loop.py validate at it
-    output = {"ckpt_save_best": False, "progress": "log"}
-    if checkpoint_period is not None and not checkpoint_period.is_never():
-        every = max(1, checkpoint_period.value)     # below 1: Determined's every batch / epoch
-        output["ckpt_every_n_iters" if isinstance(checkpoint_period, Batch) else "ckpt_save_interval"] = every
+    # Determined's checkpoints are the determined hook's (loop_hook.py): the policy saves nothing by itself
+    output = {"ckpt_save_best": False, "ckpt_save_interval": 0, "progress": "log",
+              "ckpt_keep_limit": _keep_limit(session, _exp(context).get("checkpoint_storage") or {})}
     cuda = context.device.type == "cuda"
     opts = {
         "input": {"input_name_py": SLOTS, "shuffle_train": shuffle,
@@ -240,6 +250,23 @@ def _opts_layers(session: TrialSession, context: Any, cluster: dict, max_length:
         "output": output,
     }
     return [("the Determined trial", opts)], max_batches
+
+
+def _keep_limit(session: TrialSession, storage: dict) -> int:
+    """checkpoint_storage's retention with Determined's defaults (save_trial_latest 1, save_trial_best 1,
+    save_experiment_best 0): the newest `save_trial_latest` checkpoints (at least one: a resume or a continue
+    needs it) and the best one (the `best` pointer). Keeping more best ones than one is left to the end of the
+    trial (retention.py): nothing is deleted by count before it."""
+    counts = {}
+    for key, default in (("save_trial_latest", 1), ("save_trial_best", 1), ("save_experiment_best", 0)):
+        value = storage.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise TrialUsageError(f"checkpoint_storage.{key}: a number of checkpoints (0 or more), got {value!r}")
+        counts[key] = value
+    session.keep_best = counts["save_trial_best"] > 0 or counts["save_experiment_best"] > 0
+    if counts["save_trial_best"] > 1 or counts["save_experiment_best"] > 0:
+        return 1000000
+    return max(1, counts["save_trial_latest"])
 
 
 def _warn_short_of_the_searcher(cluster: dict, context: Any, batches: int, epoch_batches: int,
@@ -266,9 +293,16 @@ def _exp(context: Any) -> dict:
 
 
 def _batch_size(loader: Any) -> int:
-    size = getattr(loader, "batch_size", None)
+    """The loader's batch size: its batch_size, else its batch sampler's (through Determined's sampler wrappers,
+    which keep the wrapped one as `batch_sampler`)."""
+    size, sampler = getattr(loader, "batch_size", None), getattr(loader, "batch_sampler", None)
+    while not size and sampler is not None:
+        size = getattr(sampler, "batch_size", None)
+        sampler = getattr(sampler, "batch_sampler", None)
     if not size:
-        raise TrialUsageError("the trial's data loaders must batch (batch_size set)")
+        raise TrialUsageError("a data loader of the trial has no batch size playground can read: give the "
+                              "DataLoader batch_size=, or a batch_sampler that has a batch_size (a "
+                              "torch.utils.data.BatchSampler, or one of determined.pytorch.samplers around it)")
     return int(size)
 
 

@@ -15,6 +15,7 @@ methods of the run's trainer class (playground/trainer/trainer_class.py). The tr
 """
 from __future__ import annotations
 
+import os
 from typing import Any, Iterable
 
 import torch
@@ -26,7 +27,7 @@ from playground.processes.exit_codes import UserError
 from playground.trainer.anyexp import AnyExp
 from playground.trainer.meters import samples_in
 from playground.checkpoints import state_layout
-from playground.determined.trials.trial import Epoch
+from playground.determined.trials.loop_hook import batch_checkpoint_name
 
 
 class TrialMethodError(UserError, TypeError):
@@ -54,11 +55,14 @@ def prep_a_data_parallel_model(self: Any, model: Any, dataset: Any, is_train: bo
         context._epoch_len = self.epoch_iterations
         model.batches = build_train_stream(data, self.opts, self.ctx, self.epoch_iterations)
         model.optimizer = context.optimizers[0] if context.optimizers else None
-        return
-    data = as_stream_source(dataset, "validation")
-    model.batches = build_test_stream(data, self.opts, self.ctx) if data is not None else None
-    if model.batches is None:
-        model.module = None
+    else:
+        data = as_stream_source(dataset, "validation")
+        model.batches = build_test_stream(data, self.opts, self.ctx) if data is not None else None
+        if model.batches is None:
+            model.module = None
+    if model.batches is not None and not context.experimental.auto_to_device:
+        # context.experimental.disable_auto_to_device(): the trial moves its batches itself
+        model.batches.device = torch.device("cpu")
 
 
 def networks(self: Any) -> dict[str, nn.Module]:
@@ -75,33 +79,40 @@ def _name(first: str, index: int) -> str:
 
 
 def list_of_epoch_iters(self: Any) -> Iterable[int]:
-    """This epoch's iterations, ending early at the trial's max_length in batches or a stop request."""
+    """This epoch's iterations, ending early when the trial's training ended (its max_length in batches, a
+    stop at a window's end: the determined hook sets should_stop)."""
     det = self.det
     for epoch_iter in AnyExp.list_of_epoch_iters(self):
-        if det.context.get_stop_requested() or (det.max_batches is not None and self.global_iter >= det.max_batches):
+        if self.should_stop or (det.max_batches is not None and self.global_iter >= det.max_batches):
             self.should_stop = True
             return
         yield epoch_iter
 
 
-def validates_at_epoch_end(self: Any, epoch: int) -> bool:
-    """Whether the end of `epoch` (0-based) validates, as Determined's controller decides: a validation period
-    Epoch(k) (or a schedule of epochs) that ends here, a sweep's ASHA rung in epochs, or the end of training: its
-    last epoch (fit.py makes max_length in batches ceil(n / epoch) epochs), or max_length in batches reached inside
-    the epoch; a stop the trial requested ends with a checkpoint only. Batch periods and rungs validate in the
-    determined hook; elsewhere an epoch end records the training metrics only."""
-    det = self.det
-    if det.context.get_stop_requested():
-        return False
-    period = det.validation_period
-    if (isinstance(period, Epoch) and period.should_stop(epoch + 1)) or epoch + 1 in det.rung_epochs:
-        return True
-    ended_inside = self.global_iter < (epoch + 1) * self.epoch_iterations
-    return ended_inside or epoch + 1 >= self.opts["epoch_iter"]["num_epochs"]
+def records_at_epoch_end(self: Any, epoch: int) -> bool:
+    """No: a Determined trial reports at its windows' ends only (loop_hook.py), whatever ends an epoch."""
+    return False
+
+
+def checkpoint(self: Any, epoch: int) -> None:
+    """At an epoch's end, only a preemption's checkpoint (the determined hook makes Determined's checkpoints);
+    nothing when training ended inside the epoch (its last checkpoint names that batch)."""
+    if self.global_iter < (epoch + 1) * self.epoch_iterations:
+        return
+    AnyExp.checkpoint(self, epoch)
+
+
+def gen_checkpoint_path(self: Any, is_checkpoint: bool, epoch: int) -> str:
+    """Named by the batches trained, as every checkpoint of a Determined trial (loop_hook.batch_checkpoint_name)."""
+    if not is_checkpoint:
+        return AnyExp.gen_checkpoint_path(self, is_checkpoint, epoch)
+    return os.path.join(self.checkpointer.folder, batch_checkpoint_name(self.global_iter))
 
 
 def run_training_net(self: Any) -> None:
-    """One `train_batch` on this rank's next batch; its metrics go to the train meters."""
+    """One `train_batch` on this rank's next batch, then what Determined's controller does after it: metrics to
+    the train meters, LR schedulers stepped, and at an epoch's last batch the epoch's end (the hook's
+    epoch_ended: epoch-stepped schedulers, on_training_epoch_end), before the batch's boundaries."""
     det, hook = self.det, self.hooks.get("determined")
     batch = self.train_model.batches.next()
     det.context._current_batch_idx = self.global_iter
@@ -112,9 +123,12 @@ def run_training_net(self: Any) -> None:
     if not isinstance(values, dict):
         raise TrialMethodError(f"{type(det.trial).__name__}.train_batch() must return a dict of metrics or a "
                                f"loss tensor; got a {type(values).__name__}")
+    det.context.after_train_batch()
     hook.add(True, values, samples_in(batch))
     for scheduler in det.context.lr_schedulers:
         scheduler.after_batch(self.global_iter + 1)
+    if (self.global_iter + 1) % self.epoch_iterations == 0:
+        hook.epoch_ended(self.epoch)
 
 
 def run_testing_net(self: Any) -> None:
@@ -142,9 +156,9 @@ def run_testing_net(self: Any) -> None:
 
 
 def _check_metrics(trial: Any, method: str, values: Any) -> None:
-    if not isinstance(values, dict) or not values:
-        raise TrialMethodError(f"{type(trial).__name__}.{method}() must return a non-empty dict of metrics; got "
-                               f"{values!r:.80}")
+    if not isinstance(values, dict):
+        raise TrialMethodError(f"{type(trial).__name__}.{method}() must return a dict of metrics (empty when its "
+                               f"wrapped reducers give them all); got {values!r:.80}")
 
 
 def createMetricsPlotsModelsOutputs(self: Any) -> None:

@@ -1,31 +1,33 @@
-"""The `determined` hook of a Determined trial's run: its metrics, its LR schedulers and its ranks' agreement.
+"""The `determined` hook of a Determined trial's run: Determined's trial controller, stage by stage.
 
-- Metrics: a trial's metric names are known only from what train_batch / evaluate_batch return, so a meter is
-  added the first time a name appears (every rank sees the same names) and the names are part of this hook's
-  state, so a resumed run has its meters before their per-rank sums are loaded. Training metrics are recorded as
-  `train_<name>` (Determined keeps training and validation metrics apart; one record holds both here), validation
-  metrics under their own names. Each is the mean over batches and ranks (Determined's default reducer), or for
-  validation what the trial's `evaluation_reducer()` says; `context.wrap_reducer` reducers are meters too.
-- Training metrics: after every `reporting_period` batches of the trial (Trainer.fit's, the configuration's
-  `scheduling_unit`: 100 by default) a record of the training metrics since the last record (kind "interval").
-- Validations: for a validation period in batches (Batch(k) or a schedule), a full test pass after those
-  batches of the trial, and at the sweep's ASHA rungs (`after_iter`), one record per validation; the epoch ends
-  that validate are loop.py's `validates_at_epoch_end`. Only a full test pass is a validation (`before_test`).
-- LR schedulers (context.wrap_lr_scheduler): stepped at epoch ends here (every batch: loop.py); their
-  states are checkpointed.
+- Windows (boundaries.py): after each batch, when it reaches a boundary, the training window ends: its
+  training metrics (and the reducers wrapped for training) are reported in one record, kind "interval"; when a
+  validation is due the same record holds the validation (kind "epoch", a full test pass, which a sweep ranks
+  on), made after the training values were taken. Then the checkpoint it reached, and after a validation one
+  per the configuration's `checkpoint_policy` (best: when the searcher metric is this trial's best so far;
+  all; none). The end of training (max_length, test mode) validates unless the window just did, and
+  checkpoints; a stop the trial requested (set_stop_requested) ends training at the end of the current window
+  with a checkpoint, as Determined's controller checks it there. No other record is made: an epoch end inside
+  a window reports nothing (its work, epoch-stepped LR schedulers and on_training_epoch_end, is loop.py's).
+- Reducers (reducers.py): reset when a training window starts and before each validation.
+- Metrics (trial_metrics.py): names, meters, the callbacks' views.
 - Callbacks (the trial's build_callbacks(), callbacks.py): called at the matching stages, checkpointed by name.
 - Ranks: before training, rank 0's parameters and buffers go to every rank (as DDP does when it wraps a model);
   before each batch, rank 0's buffers (batch-norm statistics), as DDP's forward does.
+- State: metric names, LR schedulers, callbacks, and the wrapped reducers' own attributes when they are plain
+  data (a preemption checkpoint can fall inside a window; a reducer holding anything else restarts its window
+  value after such a resume, said once in the log).
 """
 from __future__ import annotations
 
+import os
 from typing import Any
 
-
 from playground.trainer.hook import Hook
-from playground.determined.trials.callbacks import trial_callbacks
-from playground.determined.trials.reducers import CustomReducerMeter, ReducedMetric, Reducer
-from playground.determined.trials.trial import Batch
+from playground.determined.trials.boundaries import Reached, reached
+from playground.determined.trials.callbacks import call_epoch_start, overrides, trial_callbacks
+from playground.determined.trials.reducers import reset_all
+from playground.determined.trials.trial_metrics import TrialMetrics, plain_state
 
 
 class DeterminedHook(Hook):
@@ -33,99 +35,116 @@ class DeterminedHook(Hook):
 
     def __init__(self, trainer: Any) -> None:
         super().__init__(trainer)
-        self.names: dict[str, list[str]] = {"train": [], "validation": []}
+        session = trainer.det
+        context = session.context
+        self.callbacks = trial_callbacks(session.trial)
+        self.metrics = TrialMetrics(trainer, session.trial, context.reducers,
+                                    keep_batches=overrides(self.callbacks, "on_training_workload_end"))
         self.eval_batches = 0
-        self._skipped: set[str] = set()
-        context = trainer.det.context
         self._buffers = [b for net in context.models for b in net.buffers()]
         self._distributed = trainer.world_size > 1
-        chosen = getattr(trainer.det.trial, "evaluation_reducer", None)
-        chosen = chosen() if callable(chosen) else Reducer.AVG
-        self._reducers = chosen if isinstance(chosen, dict) else {}
-        self._default_reducer = chosen if isinstance(chosen, Reducer) else Reducer.AVG
-        self.callbacks = trial_callbacks(trainer.det.trial)
-        for reducer, name, for_training, for_validation in context.reducers:
-            trainer.book.add_meter(name if for_validation else _meter_name(name, True),
-                                   CustomReducerMeter(reducer, name), not for_validation, None)
+        self._validation_reducers: dict = {}
+        self._unsaved_reducers: set[str] = set()
 
-    # ------------------------------------------------------------------ metrics
     def add(self, is_train: bool, values: dict, samples: int) -> None:
-        """One batch's metrics to the train or validation meters (added on first sight)."""
-        named = {}
-        for key, value in values.items():
-            if not _is_scalar(value):
-                self._skip(key, value)
-                continue
-            name = _meter_name(key, is_train)
-            if name not in self.trainer.book.metrics:
-                self._add_meter(name, key, is_train)
-            named[key] = value
-        self.trainer.book.add(is_train, None, None, None, named=named, samples=samples)
+        self.metrics.add(is_train, values, samples)
 
-    def _skip(self, key: str, value: Any) -> None:
-        if value is not None and key not in self._skipped:
-            self._skipped.add(key)
-            self.trainer.log.warning("metric %s is a %s, not a number: it is not recorded in metrics.jsonl", key,
-                                     type(value).__name__)
-
-    def _add_meter(self, name: str, key: str, is_train: bool) -> None:
-        book = self.trainer.book
-        how = Reducer.AVG if is_train else self._reducers.get(key, self._default_reducer)
-        book.add_meter(name, ReducedMetric(key, how), is_train, None)
-        book.metrics[name]["output"].extend(record.get(name) for record in book.records)
-        self.names["train" if is_train else "validation"].append(key)
-
-    def after_record(self, record: dict) -> None:
-        """A record at the end of training inside an epoch (max_length in batches, a stop request) says how far
-        into the epoch it is, not that the epoch was completed (ASHA reads `epochs`)."""
-        trainer = self.trainer
-        done = trainer.global_iter - record["epoch"] * trainer.epoch_iterations
-        if record["kind"] == "epoch" and done < trainer.epoch_iterations:
-            record["epoch_iter"], record["epochs"] = done, record["epoch"] + done / trainer.epoch_iterations
-            trainer.book.record_epochs[-1] = record["epochs"]
-        validated = {key: record[key] for key in self.names["validation"] if record.get(key) is not None}
-        if validated:
-            self._call("on_validation_end", validated)
-
+    # ------------------------------------------------------------------ windows
     def after_iter(self, epoch: int, epoch_iter: int) -> None:
-        """Validation period Batch(k) or Batch([...]): after every k-th (or each listed) batch of the trial, and at
-        the sweep's ASHA rungs, a full test pass (kind "epoch"), the record every validation of a Determined run
-        is (the sweep ranks on it at its step); at an epoch's last batch it is the epoch's own record
-        (record_points.py makes no second)."""
-        det, done = self.trainer.det, self.trainer.global_iter
-        period = det.validation_period
-        if (isinstance(period, Batch) and period.should_stop(done)) or done in det.rung_batches:
-            self.trainer.hooks.get("record_points").record(epoch, epoch_iter + 1, "epoch")
-        elif det.reporting_period is not None and det.reporting_period.should_stop(done) \
-                and epoch_iter + 1 < self.trainer.epoch_iterations:
-            # Determined's REPORT boundary: the training metrics since the last record (an epoch's last batch
-            # has the epoch end's record)
-            self.trainer.hooks.get("record_points").record(epoch, epoch_iter + 1, "interval")
+        trainer = self.trainer
+        epoch_ended = epoch_iter + 1 == trainer.epoch_iterations
+        ends = reached(trainer.det, trainer.global_iter, epoch + 1 if epoch_ended else None)
+        if ends.ends_window():
+            self._end_window(epoch, epoch_iter + 1, ends)
+
+    def _end_window(self, epoch: int, iters_done: int, ends: Reached) -> None:
+        trainer, det = self.trainer, self.trainer.det
+        stop = det.context.get_stop_requested()
+        validate = (ends.validate and not (stop and ends.train_end)) or (ends.train_end and not stop)
+        self._report_training(epoch, iters_done)
+        record = trainer.hooks.get("record_points").record(epoch, iters_done, "epoch" if validate else "interval")
+        reset_all(det.context.reducers)              # the next window starts
+        best = validate and self._is_best(record)
+        policy = det.checkpoint_policy
+        if ends.checkpoint or ends.train_end or stop or (validate and (policy == "all" or (policy == "best" and best))):
+            self._checkpoint(epoch, iters_done, best and det.keep_best, record)
+        if ends.train_end or stop:
+            trainer.should_stop = True
+
+    def _report_training(self, epoch: int, iters_done: int) -> None:
+        values = self.metrics.close_training_window()
+        if self.metrics.keep_batches:
+            trainer = self.trainer
+            averages, per_batch = self.metrics.workload_view(values, trainer.global_iter,
+                                                             trainer.global_iter // trainer.epoch_iterations)
+            self._call("on_training_workload_end", averages, per_batch)
 
     def before_test(self, kind: str) -> None:
-        if kind != "epoch":      # an epoch end recording training metrics only: no validation
+        if kind != "epoch":      # a training report: no validation
             return
+        reset_all(self.trainer.det.context.reducers)
         self.eval_batches = 0
         self._call("on_validation_start")
         self._call("on_validation_epoch_start")
 
+    def after_test(self, kind: str) -> None:
+        if kind == "epoch":
+            self._validation_reducers = self.metrics.close_validation()
+
+    def after_record(self, record: dict) -> None:
+        if record["kind"] == "epoch":
+            self._call("on_validation_end", self.metrics.validation_view(record, self._validation_reducers))
+            self._validation_reducers = {}
+
+    def _is_best(self, record: dict) -> bool:
+        """Whether the record's searcher metric beats every earlier validation of this trial (Determined compares
+        with its experiment's best; a playground trial sees its own records)."""
+        det = self.trainer.det
+        value = record.get(det.searcher_metric) if det.searcher_metric else None
+        if value is None or value != value:
+            return False
+        earlier = [r.get(det.searcher_metric) for r in self.trainer.book.records[:-1] if r.get("kind") == "epoch"]
+        earlier = [v for v in earlier if v is not None and v == v]
+        if not earlier:
+            return True
+        return value < min(earlier) if det.smaller_is_better else value > max(earlier)
+
+    def _checkpoint(self, epoch: int, iters_done: int, best: bool, record: dict) -> None:
+        trainer = self.trainer
+        checkpointer = trainer.checkpointer
+        path = os.path.join(checkpointer.folder, batch_checkpoint_name(trainer.global_iter))
+        value = record.get(trainer.det.searcher_metric) if best else None
+        saved = checkpointer.save_now(epoch, iters_done, trainer.state_capture(), path, best=best, best_value=value)
+        trainer.model_path = saved or trainer.model_path
+        if overrides(self.callbacks, "on_checkpoint_write_end", "on_checkpoint_upload_end", "on_checkpoint_end"):
+            checkpointer.finish()      # written: the callbacks may read it
+            self._call("on_checkpoint_write_end", checkpointer.folder)
+            self._call("on_checkpoint_end", checkpointer.folder)
+            self._call("on_checkpoint_upload_end", os.path.basename(saved or path))
+
     def _call(self, stage: str, *args: Any) -> None:
         for callback in self.callbacks.values():
-            getattr(callback, stage)(*args)
+            method = getattr(callback, stage, None)
+            if method is not None:
+                method(*args)
 
-    # ------------------------------------------------------------------ schedulers and ranks
+    # ------------------------------------------------------------------ the run's start and end, ranks
     def before_train(self) -> None:
         trainer = self.trainer
-        trainer.det.context._initial_batch = trainer.global_iter
+        context = trainer.det.context
+        context._initial_batch = trainer.global_iter
         self._call("on_trial_startup", trainer.global_iter, None)
+        if trainer.global_iter == 0 and not trainer.book.records:
+            reset_all(context.reducers)
         self._call("on_training_start")
         if self._distributed:
             import torch.distributed as dist
-            for net in trainer.det.context.models:
+            for net in context.models:
                 for tensor in [*net.parameters(), *net.buffers()]:
                     dist.broadcast(tensor.data, 0)
         if trainer.det.initial_validation and trainer.global_iter == 0 and not trainer.book.records:
             trainer.hooks.get("record_points").record(trainer.epoch, 0, "epoch")   # perform_initial_validation
+            reset_all(context.reducers)
 
     def share_buffers(self) -> None:
         if self._distributed and self._buffers:
@@ -135,12 +154,11 @@ class DeterminedHook(Hook):
 
     def before_epoch(self, epoch: int) -> None:
         if self.trainer.start_epoch_iter == 0:     # not a resume inside the epoch
-            self._call("on_training_epoch_start", epoch)
+            for callback in self.callbacks.values():
+                call_epoch_start(callback, epoch)
 
-    def after_epoch(self, epoch: int) -> None:
-        trainer = self.trainer
-        if trainer.global_iter < (epoch + 1) * trainer.epoch_iterations:
-            return     # training ended inside this epoch (max_length in batches, a stop request): no epoch end
+    def epoch_ended(self, epoch: int) -> None:
+        """After the epoch's last batch, before its boundaries (Determined's _step_batch)."""
         for scheduler in self.trainer.det.context.lr_schedulers:
             scheduler.after_epoch(epoch + 1)
         self._call("on_training_epoch_end", epoch)
@@ -150,36 +168,41 @@ class DeterminedHook(Hook):
 
     # ------------------------------------------------------------------ state
     def state_dict(self) -> dict:
-        return {"metric_names": {k: list(v) for k, v in self.names.items()},
+        reducers = {}
+        for index, wrapped in enumerate(self.trainer.det.context.reducers):
+            state = plain_state(wrapped.reducer)
+            if state is None and wrapped.name not in self._unsaved_reducers:
+                self._unsaved_reducers.add(wrapped.name)
+                self.trainer.log.info("the reducer %s holds more than plain data: a checkpoint inside a training "
+                                      "window does not keep its values so far", wrapped.name)
+            reducers[str(index)] = state
+        scaler = self.trainer.det.context._scaler
+        return {**self.metrics.state_dict(),
+                "scaler": scaler.state_dict() if scaler is not None else None,
                 "lr_schedulers": [s.state_dict() for s in self.trainer.det.context.lr_schedulers],
-                "callbacks": {name: callback.state_dict() for name, callback in self.callbacks.items()}}
+                "callbacks": {name: callback.state_dict() for name, callback in self.callbacks.items()},
+                "reducers": reducers}
 
     def load_state_dict(self, state: dict) -> None:
-        for phase, keys in state.get("metric_names", {}).items():
-            for key in keys:
-                name = _meter_name(key, phase == "train")
-                if name not in self.trainer.book.metrics:
-                    self._add_meter(name, key, phase == "train")
-        schedulers = self.trainer.det.context.lr_schedulers
+        self.metrics.load_state_dict(state)
+        context = self.trainer.det.context
         saved = state.get("lr_schedulers", [])
-        if len(saved) != len(schedulers):
+        if len(saved) != len(context.lr_schedulers):
             raise ValueError(f"the checkpoint holds {len(saved)} LR scheduler(s), the trial wraps "
-                             f"{len(schedulers)}: it is not this trial's checkpoint")
-        for scheduler, scheduler_state in zip(schedulers, saved):
+                             f"{len(context.lr_schedulers)}: it is not this trial's checkpoint")
+        for scheduler, scheduler_state in zip(context.lr_schedulers, saved):
             scheduler.load_state_dict(scheduler_state)
+        if state.get("scaler") is not None and context._scaler is not None:
+            context._scaler.load_state_dict(state["scaler"])
         for name, callback_state in state.get("callbacks", {}).items():
             if name in self.callbacks:
                 self.callbacks[name].load_state_dict(callback_state)
+        for index, wrapped in enumerate(context.reducers):
+            reducer_state = state.get("reducers", {}).get(str(index))
+            if reducer_state is not None:
+                wrapped.reducer.__dict__.update(reducer_state)
 
 
-def _is_scalar(value: Any) -> bool:
-    """A number, or a tensor / array of one element (what a metric's mean can be taken of)."""
-    if isinstance(value, bool) or value is None:
-        return False
-    if isinstance(value, (int, float)):
-        return True
-    return callable(getattr(value, "numel", None)) and value.numel() == 1 or getattr(value, "size", None) == 1
-
-
-def _meter_name(key: str, is_train: bool) -> str:
-    return key if not is_train or key.startswith("train_") else f"train_{key}"
+def batch_checkpoint_name(batches: int) -> str:
+    """A Determined trial's checkpoints are named by the batches trained (Determined's steps_completed)."""
+    return f"model_checkpoint_batch{batches}.pt"

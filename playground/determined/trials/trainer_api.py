@@ -8,9 +8,11 @@ without it (a bare `python train.py`) init's own `hparams` / `exp_conf` are used
 from __future__ import annotations
 
 import contextlib
+import sys
 from typing import Any, Iterator
 
 from playground.determined.cluster_file import read_cluster_file
+from playground.processes.exit_codes import EXIT_USAGE, UserError
 from playground.determined.trials.trial import Batch, TrainUnit
 from playground.determined.trials.context import DistributedContext, PyTorchTrialContext
 
@@ -34,6 +36,9 @@ def init(*, hparams: dict | None = None, exp_conf: dict | None = None,
     seed_everything(seed)
     try:
         yield context
+    except UserError as err:    # the trial's construction asked for what is not provided: one line, exit 2
+        print(f"playground: error: {err}", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
     finally:
         if context._writer is not None:
             context._writer.close()
@@ -57,4 +62,5 @@ class Trainer:
         from playground.determined.trials.fit import fit_trial
         fit_trial(self._trial, self._context, max_length=max_length, validation_period=validation_period,
                   checkpoint_period=checkpoint_period, test_mode=test_mode,
-                  step_zero_validation=step_zero_validation, reporting_period=reporting_period)
+                  step_zero_validation=step_zero_validation, reporting_period=reporting_period,
+                  checkpoint_policy=checkpoint_policy)

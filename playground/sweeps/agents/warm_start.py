@@ -64,6 +64,9 @@ def continue_trial(sweep_dir: str, source_id: str, set_items: list[str], storage
     else:
         changes = dict(parse_set(item) for item in set_items)
     sets = {**source.get("params", {}), **changes}
+    if spec.experiment:   # checked now as the trial will read them (a new length included), not when it fails
+        from playground.determined.trial_setup import check_trial_sets
+        check_trial_sets(spec.experiment, sets)
     use_sweep_module_map(folder, spec.base)
     if spec.base is not None:
         check_points(load_base(spec), [(f"sweep continue {source_id} --set", sets)])

@@ -28,7 +28,7 @@ class RecordPoints(Hook):
             self.record(epoch, epoch_iter + 1, "interval", at_iteration=epoch_iter if self.caffe2 else None)
 
     def after_epoch(self, epoch: int) -> None:
-        if self.full_pass_is_current():
+        if self.full_pass_is_current() or not self.trainer.records_at_epoch_end(epoch):
             return
         if not self.trainer.validates_at_epoch_end(epoch):    # an override's choice: training metrics only
             if self.trainer.hooks.get("interval_timer").iters:
