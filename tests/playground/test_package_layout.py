@@ -434,6 +434,33 @@ def test_one_module_names_the_exit_codes():
     assert spelled == [], f"use the names of {EXIT_CODES_MODULE}: {spelled}"
 
 
+def returned_exit_codes(path: Path) -> list[str]:
+    """`file:line function` for each exit code a function returns as a number. A function returns exit codes when
+    it is annotated `-> int` and is a `main`, a `run_*`, or returns an EXIT_* name anywhere."""
+    found = []
+    for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(function, ast.FunctionDef) or function.returns is None \
+                or ast.unparse(function.returns) != "int":
+            continue
+        returned = [node.value for node in ast.walk(function) if isinstance(node, ast.Return) and node.value]
+        returned += [branch for value in returned if isinstance(value, ast.IfExp)
+                     for branch in (value.body, value.orelse)]
+        if not (function.name == "main" or function.name.startswith("run_")
+                or any(isinstance(node, ast.Name) and node.id.startswith("EXIT_")
+                       for value in returned for node in ast.walk(value))):
+            continue
+        found += [f"{path.relative_to(REPO)}:{value.lineno} {function.name} returns {value.value}"
+                  for value in returned
+                  if isinstance(value, ast.Constant) and type(value.value) is int and value.value in PRODUCT_EXIT_CODES]
+    return found
+
+
+def test_a_function_that_returns_an_exit_code_returns_its_name():
+    """`return EXIT_USAGE`, never `return 2` (launch/one_batch_run.py once returned 2/1/0)."""
+    spelled = [found for path in sources(PACKAGE) for found in returned_exit_codes(path)]
+    assert spelled == [], f"use the names of {EXIT_CODES_MODULE}: {spelled}"
+
+
 def test_the_supervisor_imports_no_torch_when_imported():
     """The sweep layer uses it and never imports torch: torch is imported inside the function that needs it."""
     tree = ast.parse((PACKAGE / "processes" / "supervisor.py").read_text(encoding="utf-8"))
