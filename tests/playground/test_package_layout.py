@@ -461,6 +461,16 @@ def test_a_function_that_returns_an_exit_code_returns_its_name():
     assert spelled == [], f"use the names of {EXIT_CODES_MODULE}: {spelled}"
 
 
+def test_the_ground_floor_names_no_module_above_it_even_as_a_string():
+    """processes/ imports nothing of playground, and does not reach up by a module's name either (a fork server's
+    preload list once named playground.launch.worker there): what a higher floor's ranks import, it passes in."""
+    named = [f"{path.relative_to(REPO)}:{node.lineno} {node.value}" for path in sources(PACKAGE / "processes")
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str)
+             and re.fullmatch(r"playground(\.\w+)+", node.value) and not node.value.startswith("playground.processes.")]
+    assert named == []
+
+
 def test_the_supervisor_imports_no_torch_when_imported():
     """The sweep layer uses it and never imports torch: torch is imported inside the function that needs it."""
     tree = ast.parse((PACKAGE / "processes" / "supervisor.py").read_text(encoding="utf-8"))
