@@ -64,22 +64,19 @@ def _stop_signals_blocked() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
-# What every rank imports anyway, imported once by the fork server that the ranks are forked from (instead of
-# once per rank): torch, and torch._dynamo, which torch imports on the first optimizer's add_param_group, unless the
-# ranks stand in for it (launch/deferred_dynamo.py: start_ranks(compiler=False) leaves it out).
-RANK_PRELOAD = ["playground.processes.rank_server", "torch", "torch._dynamo", "playground.launch.worker"]
-COMPILER = "torch._dynamo"
+# What the fork server that the ranks are forked from imports first: what makes it one, and torch, which every
+# rank imports (once there instead of once per rank). The caller adds what its ranks import anyway.
+SERVER_PRELOAD = ["playground.processes.rank_server", "torch"]
 
 
-def start_ranks(entry: Callable[..., None], args: tuple, count: int, compiler: bool = True) -> list[BaseProcess]:
+def start_ranks(entry: Callable[..., None], args: tuple, count: int, preload: Iterable[str] = ()) -> list[BaseProcess]:
     """`count` processes forked from a fork server (multiprocessing's forkserver: a fresh interpreter started
-    by this process that has imported RANK_PRELOAD and nothing else, no threads, no CUDA), each calling
-    entry(index, *args) once it will die with this process. A rank gets this process's environment and working
-    folder as they are now (the server's are those of its start). `entry` and `args` must pickle. compiler=False:
-    the ranks will not import torch._dynamo, nor will the server (1.5 s of its start-up); the first call in a
-    process decides, as its server is started once."""
+    by this process that has imported SERVER_PRELOAD, then `preload`, and nothing else, no threads, no CUDA),
+    each calling entry(index, *args) once it will die with this process. A rank gets this process's environment
+    and working folder as they are now (the server's are those of its start). `entry` and `args` must pickle.
+    The first call in a process decides the preload, as its server is started once."""
     from torch.multiprocessing import start_processes
-    _ensure_fork_server(RANK_PRELOAD if compiler else [name for name in RANK_PRELOAD if name != COMPILER])
+    _ensure_fork_server([*SERVER_PRELOAD, *preload])
     context = start_processes(_rank_main, args=(os.getpid(), dict(os.environ), os.getcwd(), entry, args),
                               nprocs=count, join=False, start_method="forkserver")
     return list(context.processes)
