@@ -24,14 +24,15 @@ PR_SET_PDEATHSIG = 1
 _CANNOT_START = 127   # what a shell answers for a command it cannot run; Popen's callers read it so
 
 
-def die_with_parent(parent_pid: int) -> None:
-    """Get SIGTERM when this process's parent, `parent_pid`, dies; at once if it died already. No-op off Linux."""
+def die_with_parent(parent_pid: int, sig: int = signal.SIGTERM) -> None:
+    """Get `sig` (SIGTERM) when this process's parent, `parent_pid`, dies; at once if it died already. No-op off
+    Linux."""
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
     except (OSError, AttributeError):   # no prctl here: no parent-death signal
         return
     if os.getppid() != parent_pid:      # the parent died before prctl: no signal would ever come
-        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), sig)
 
 
 _launcher_fd: int | None = None   # a pidfd of the launcher this rank watches (watch_launcher)

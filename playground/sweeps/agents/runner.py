@@ -186,6 +186,8 @@ def _run_slots(coordinator: Coordinator, study: Any, spec: SweepSpec, folder: Sw
     except BaseException:
         reports.close(final=False)
         raise
+    finally:
+        agent.close()
     if failed or lost:
         reports.close(final=False)
     if failed:
