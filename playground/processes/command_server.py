@@ -244,7 +244,10 @@ def _from_the_command(kind: type, error: BaseException, trace: types.TracebackTy
     start = trace
     while start is not None and start.tb_frame.f_code is not run.__code__:
         start = start.tb_next
-    sys.__excepthook__(kind, error, trace if start is None else start.tb_next)
+    if start is not None:
+        trace = start.tb_next
+        error.__traceback__ = trace       # what the printing reads, rather than its argument
+    sys.__excepthook__(kind, error, trace)
 
 
 def _open_descriptors() -> set[int]:

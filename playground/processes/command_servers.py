@@ -21,6 +21,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections import OrderedDict
 from typing import IO, Any, Callable, Iterator, Union
 
@@ -101,31 +102,47 @@ class ForkServer:
             raise
         finally:
             theirs.close()
-        return ForkedProcess(argv, pid, channel, pidfd)
+        return ForkedProcess(argv, pid, channel, pidfd, self.pid)
 
     def _await_ready(self) -> None:
         with self._starting:
             if self._state is None:
-                reply = _receive(self._control, self.ready_seconds)
-                if reply is None:
-                    self._state = f"not ready within {self.ready_seconds:g} s"
-                elif not reply:
-                    self._state = f"it ended while starting ({self._ending()}){self._said()}"
-                else:
-                    message = json.loads(reply)
-                    printed = self._said()
-                    self._state = (message["error"] if "error" in message else
-                                   f"its imports printed something{printed}" if printed else "ready")
+                self._state = self._first_answer()
         if self._state != "ready":
             raise ServerUnavailable(self._state)
 
-    def _said(self) -> str:
-        """What the server has printed (its imports, its last words), as a quoted tail; "" if nothing."""
+    def _first_answer(self) -> str:
+        """"ready", or why the server cannot serve. What it prints meanwhile is read (a server that prints much
+        must not block on a full pipe): its imports may print nothing."""
+        deadline = time.monotonic() + self.ready_seconds
+        printed = b""
+        watched = [self._control, self._output]
+        while True:
+            left = deadline - time.monotonic()
+            readable = select.select(watched, [], [], left)[0] if left > 0 else []
+            if self._output in readable:
+                more = self._read_output()
+                if not more:
+                    watched.remove(self._output)     # its end: the server has ended, its socket tells how
+                printed = (printed + more)[-500:]
+                continue
+            if not readable:
+                return f"not ready within {self.ready_seconds:g} s"
+            reply = _receive(self._control, 0.0)
+            printed = (printed + self._read_output())[-500:]
+            said = f": {printed.decode(errors='replace').strip()!r}" if printed.strip() else ""
+            if not reply:
+                return f"it ended while starting ({self._ending()}){said}"
+            message = json.loads(reply)
+            if "error" in message:
+                return message["error"]
+            return f"its imports printed something{said}" if said else "ready"
+
+    def _read_output(self) -> bytes:
         try:
-            text = os.read(self._output, 1 << 16)
+            return os.read(self._output, 1 << 16)
         except (BlockingIOError, OSError):
-            return ""
-        return f": {text[-500:].decode(errors='replace').strip()!r}" if text.strip() else ""
+            return b""
 
     def _ending(self) -> str:
         code = self.process.poll()
@@ -145,8 +162,10 @@ class CommandServers:
     """The command servers of one process (a sweep agent), each started on first use; `note(line)` hears why a
     command started fresh."""
 
-    def __init__(self, note: Callable[[str], None]) -> None:
+    def __init__(self, note: Callable[[str], None], ready_seconds: float = READY_SECONDS,
+                 reply_seconds: float = REPLY_SECONDS) -> None:
         self.note = note
+        self.ready_seconds, self.reply_seconds = ready_seconds, reply_seconds
         self.failures = 0
         self._servers: OrderedDict[tuple, ForkServer] = OrderedDict()
         self._lock = threading.Lock()
@@ -172,7 +191,7 @@ class CommandServers:
                 return None
             server = self._servers.pop(key, None)
             if server is None:
-                server = ForkServer(startup, key[0])
+                server = ForkServer(startup, key[0], self.ready_seconds, self.reply_seconds)
             self._servers[key] = server      # the most recently used last
             while len(self._servers) > SERVERS_KEPT:
                 self._servers.popitem(last=False)[1].close()

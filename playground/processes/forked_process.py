@@ -25,8 +25,8 @@ LOST_STATUS = -signal.SIGKILL
 class ForkedProcess:
     """A running command forked by a command server; `pid` is the command's own."""
 
-    def __init__(self, args: list[str], pid: int, channel: socket.socket, pidfd: int) -> None:
-        self.args, self.pid = args, pid
+    def __init__(self, args: list[str], pid: int, channel: socket.socket, pidfd: int, server_pid: int) -> None:
+        self.args, self.pid, self.server_pid = args, pid, server_pid
         self.returncode: int | None = None
         self.status_lost = False          # the waiter ended without reporting: returncode is LOST_STATUS
         self._channel: socket.socket | None = channel

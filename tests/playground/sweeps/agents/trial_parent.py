@@ -1,0 +1,15 @@
+"""A hook that writes the trial process's parent into its run folder (parent.json) before training: a trial the
+agent started in a fresh interpreter is the agent's child; one forked from its trial server is a waiter's."""
+from __future__ import annotations
+
+import json
+import os
+
+from playground.api import Hook
+
+
+class TrialParent(Hook):
+    def before_train(self) -> None:
+        if self.trainer.rank == 0:
+            with open(os.path.join(self.trainer.run_dir, "parent.json"), "w", encoding="utf-8") as handle:
+                json.dump({"ppid": os.getppid(), "pid": os.getpid()}, handle)
