@@ -78,7 +78,9 @@ def main(argv: list[str]) -> dict | None:
     die_with_parent(os.getppid(), signal.SIGKILL)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)      # waiters are reaped by the kernel
+    # Waiters are reaped as they end, so that their commands' CPU time counts in this server's children, and the
+    # server's in its client's (the kernel's own reaping, SIGCHLD ignored, would drop it).
+    signal.signal(signal.SIGCHLD, _reap_waiters)
     problem = _preload()
     for stream in (sys.stdout, sys.stderr):
         stream.flush()     # what the imports printed reaches the client before the answer (it then refuses)
@@ -97,6 +99,14 @@ def main(argv: list[str]) -> dict | None:
             control.close()
             return _waiter(json.loads(message), fds, keep)
         _close(fds)
+
+
+def _reap_waiters(_signum: int, _frame: object) -> None:
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+    except ChildProcessError:
+        pass
 
 
 def _preload() -> str | None:
