@@ -26,7 +26,7 @@ level, so the interpreter ends it as it ends a fresh one: SystemExit's code, a t
 SIGINT; atexit, the standard streams flushed, finalization.
 
 The server refuses to serve (its first message is {"error"}) when its imports print anything, start a Python
-thread, initialise CUDA or import torch._dynamo (which a run that does not compile never imports): a command
+thread, start CUDA (its driver library loaded) or import torch._dynamo (which a run that does not compile never imports): a command
 forked from it would differ from a fresh one. Only the variables PER_LAUNCH may differ between the server's
 environment and a command's: nothing it imports reads them at import (tests/playground/processes).
 """
@@ -119,11 +119,17 @@ def _preload() -> str | None:
     if threading.active_count() > 1:
         return f"its imports started {threading.active_count() - 1} Python thread(s)"
     torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_initialized():
-        return "its imports initialised CUDA"
+    if torch is not None and torch.cuda.is_initialized() or _cuda_driver_loaded():
+        return "its imports started CUDA (a forked process cannot use it, and CUDA_VISIBLE_DEVICES was read)"
     if "torch._dynamo" in sys.modules:
         return "its imports imported torch._dynamo"
     return None
+
+
+def _cuda_driver_loaded() -> bool:
+    """Whether CUDA's driver library is loaded: it is at CUDA's first call (a device count too), never on import."""
+    with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+        return any("/libcuda.so" in line for line in maps)
 
 
 def _waiter(request: dict, fds: list[int], keep: set[int]) -> dict:

@@ -141,6 +141,39 @@ def test_a_killed_trial_server_does_not_stop_the_sweep(base_file, write_spec, tm
     assert [parent == agent_pid for agent_pid, parent in parents] == [False, True, False]
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_forked_trials_on_the_gpu_train_bitwise_as_fresh_ones_and_see_their_own_devices(base_file, write_spec,
+                                                                                        tmp_path):
+    """The server never starts CUDA, so a forked trial uses the device its slot's CUDA_VISIBLE_DEVICES names (a
+    per-launch variable: the server was started without it); with none visible it is refused as a fresh one is."""
+    opts = json.loads(base_file.read_text())
+    opts["opts"]["distributed"].update(num_gpus=1, first_gpu_id=0)
+    base_file.write_text(json.dumps(opts))
+    spec = _real_trials(base_file, write_spec, trials=2)
+    fresh, forked = tmp_path / "fresh", tmp_path / "forked"
+    _sweep(spec, fresh, PLAYGROUND_TRIAL_SERVER="0")
+    _sweep(spec, forked)
+    for name in ("t0000", "t0001"):
+        agent, parent = _agent_and_parent(forked / "trials" / name)
+        assert parent != agent
+        assert _same(_final_checkpoint(fresh / "trials" / name), _final_checkpoint(forked / "trials" / name)), name
+        assert _metrics(fresh / "trials" / name) == _metrics(forked / "trials" / name)
+    servers = CommandServers(print)
+    try:
+        command = trial_command(load_spec(str(spec)), {}, str(tmp_path / "none"))
+        (tmp_path / "none").mkdir()
+        hidden = dict(slot_env(0, 1), CUDA_VISIBLE_DEVICES="")
+        process = start_trial(command, hidden, str(tmp_path / "none" / "log"), servers)
+        assert isinstance(process, ForkedProcess) and process.wait(HANG) == 2
+        refused = (tmp_path / "none" / "log").read_text()
+        (tmp_path / "none" / "log").unlink()
+        assert start_trial(command, hidden, str(tmp_path / "none" / "log")).wait(HANG) == 2
+        assert (tmp_path / "none" / "log").read_text() == refused
+    finally:
+        servers.close()
+
+
 def _parent(pid: int) -> int:
     with open(f"/proc/{pid}/stat") as stat:
         return int(stat.read().rsplit(")", 1)[1].split()[1])
