@@ -127,9 +127,15 @@ def _preload() -> str | None:
 
 
 def _cuda_driver_loaded() -> bool:
-    """Whether CUDA's driver library is loaded: it is at CUDA's first call (a device count too), never on import."""
-    with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
-        return any("/libcuda.so" in line for line in maps)
+    """Whether CUDA's driver has started here (a device count starts it, which reads CUDA_VISIBLE_DEVICES): it
+    holds the GPU's device files open. Its library may be loaded on import; that alone starts nothing."""
+    for fd in _open_descriptors():
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}").startswith("/dev/nvidia"):
+                return True
+        except OSError:
+            pass
+    return False
 
 
 def _waiter(request: dict, fds: list[int], keep: set[int]) -> dict:
