@@ -1,5 +1,6 @@
 """A hook for benchmarks/sweep.py --start: the time (time.time()) at which the trial's first training step ended,
-written to first_step.json in its run folder by rank 0."""
+and the CPU time its process had spent by then (time.process_time()), written to first_step.json in its run
+folder by rank 0."""
 from __future__ import annotations
 
 import json
@@ -20,4 +21,4 @@ class FirstStep(Hook):
         self.written = True
         if self.trainer.rank == 0:
             with open(os.path.join(self.trainer.run_dir, "first_step.json"), "w", encoding="utf-8") as handle:
-                json.dump({"time": time.time()}, handle)
+                json.dump({"time": time.time(), "cpu": time.process_time()}, handle)

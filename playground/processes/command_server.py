@@ -17,23 +17,25 @@ The command's process is made what a fresh `python -m playground ARGS` started b
 they were when the server's interpreter started; its own environment (os.environ emptied and refilled), folder,
 umask and CPU affinity, in its client's process group; sys.argv, sys.orig_argv and sys.path of a fresh
 interpreter, a new `__main__`, the standard streams built as the interpreter builds them, import caches and
-linecache emptied; new random states where an interpreter draws them at start (random's, reseeded by Python
-on fork, numpy's global RandomState, multiprocessing's authkey), logging's start time. torch's generator is left
-as it is: nothing here draws from it, so it holds torch's fixed default seed, as in a fresh interpreter. What
-cannot be renewed is the hash seed of str (one per server: a command that depends on set order of strings is
-not reproducible anyway; set PYTHONHASHSEED to fix it). The command then runs through runpy at this module's top
+linecache emptied; new random states where an interpreter draws them at start (random's, reseeded by Python on
+fork, numpy's global RandomState, multiprocessing's authkey), logging's start time. torch's generator is left as
+it is: nothing here draws from it, so it holds torch's fixed default seed, as in a fresh interpreter. The objects
+of the server's imports stay frozen out of the cyclic collector (gc.freeze: they are never garbage). What cannot
+be renewed is the hash seed of str (one per server: a command that depends on the order of a set of strings is
+not reproducible anyway; PYTHONHASHSEED fixes it). The command then runs through runpy at this module's top
 level, so the interpreter ends it as it ends a fresh one: SystemExit's code, a traceback and 1, KeyboardInterrupt's
 SIGINT; atexit, the standard streams flushed, finalization.
 
 The server refuses to serve (its first message is {"error"}) when its imports print anything, start a Python
-thread, start CUDA (its driver library loaded) or import torch._dynamo (which a run that does not compile never imports): a command
-forked from it would differ from a fresh one. Only the variables PER_LAUNCH may differ between the server's
-environment and a command's: nothing it imports reads them at import (tests/playground/processes).
+thread, start CUDA's driver or import torch._dynamo (which a run that does not compile never imports): a command
+forked from it would differ from a fresh one. Only the per-launch variables (`per_launch`) may differ between the
+server's environment and a command's: nothing it imports reads them at import (tests/playground/processes).
 """
 from __future__ import annotations
 
 import builtins
 import fcntl
+import gc
 import importlib
 import io
 import json
@@ -88,6 +90,10 @@ def main(argv: list[str]) -> dict | None:
     if problem:
         return None
     keep = _open_descriptors() - {0, 1, 2, control.fileno()}
+    # Out of the cyclic collector: a command's collections then scan only its own objects, and leave the pages it
+    # shares with this server unwritten (half the CPU a trial spends before its first step). Objects made by
+    # imports are garbage never, as an ending command's objects are frozen too (launch/process_exit.py).
+    gc.freeze()
     while True:
         message, fds, flags, _ = socket.recv_fds(control, MAX_REQUEST, 4)
         if not message:

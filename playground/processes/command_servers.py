@@ -149,7 +149,8 @@ class ForkServer:
         return "still running" if code is None else supervisor.ending(code)
 
     def close(self, grace: float = supervisor.GRACE_SECONDS) -> None:
-        """End the server: its socket closed, it exits (killed after `grace` seconds). Commands forked from it run on."""
+        """End the server: its socket closed, it exits (killed after `grace` seconds). Commands forked from it
+        run on."""
         self._control.close()
         try:
             self.process.wait(timeout=grace)

@@ -15,8 +15,8 @@ attempts of a restarted run (restarts/supervisor.py) and the trials of a sweep (
 - read the exit and name the culprit: `ending` ("exit 1", "killed by SIGKILL"), `how_it_ended`.
 
 Children are subprocess.Popen, multiprocessing processes or commands forked by a command server (ForkedProcess);
-all are read here through their returncode (Popen's convention: -N when signal N killed it). Nothing here imports torch at module level: the sweep
-layer, which never imports torch, uses this module.
+all are read here through their returncode (Popen's convention: -N when signal N killed it). Nothing here imports
+torch at module level: the sweep layer, which never imports torch, uses this module.
 """
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
 """A command that reports, as one JSON line on stdout, what a process started as `python -m
 tests.playground.processes.forked_probe ACTION...` sees of itself, then does ACTION: run fresh and forked from a
-command server, the two reports must agree (test_command_server.py). Only `report` and `pollute` print the report.
+command server, the two reports must agree (test_command_server.py). Only `report` and `pollute` print it.
 
-Actions: `report` (the report, nothing else); `pollute` (the report, then change everything a process may change in itself, for
-a later command forked from the same server to not see); `exit N`; `raise` (a ValueError, uncaught); `interrupt`
-(a KeyboardInterrupt, uncaught); `kill` (SIGKILL to itself); `print` (lines to stdout and stderr in turn); `wait
-FILE` (write `stopped by SIGTERM` to FILE on SIGTERM and exit 75; wait for it up to a minute).
+Actions: `report` (the report, nothing else); `pollute` (the report, then change everything a process may change
+in itself, for a later command forked from the same server to not see); `exit N`; `raise` (a ValueError,
+uncaught); `interrupt` (a KeyboardInterrupt, uncaught); `kill` (SIGKILL to itself); `print` (lines to stdout and
+stderr in turn); `wait FILE` (write `stopped by SIGTERM` to FILE on SIGTERM and exit 75; wait up to a minute).
 """
 from __future__ import annotations
 

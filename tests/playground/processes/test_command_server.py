@@ -94,7 +94,8 @@ def test_nothing_a_forked_command_changes_in_itself_reaches_the_next(server):
 def test_exit_code_output_and_traceback_are_a_fresh_interpreters(server, action):
     fresh, fork = fresh_outcome(action), forked_outcome(server, action)
     assert fork == fresh
-    assert fresh[0] == {"exit": 3, "raise": 1, "interrupt": -signal.SIGINT, "kill": -signal.SIGKILL, "print": 0}[action[0]]
+    expected = {"exit": 3, "raise": 1, "interrupt": -signal.SIGINT, "kill": -signal.SIGKILL, "print": 0}
+    assert fresh[0] == expected[action[0]]
 
 
 def test_a_crash_ends_only_its_command_and_the_server_serves_on(server):
