@@ -6,8 +6,9 @@ The trials are `playground run` on experiments/digits_mlp.json, one epoch, the l
 random searcher (the same trials in both modes), with benchmarks/first_step_hook.py added to the opts. A trial's
 start-to-first-step time runs from the agent's start stamp of its attempt (attempts.jsonl `start`, taken just
 before the agent starts the trial's process) to the end of its first optimizer step (first_step.json, written by
-the hook). The first trial of a sweep with the server also waits for the server to start (its imports): it is
-reported apart. The sweeps of the two modes alternate (fresh, forked, then forked, fresh, ...) so that the
+the hook, which also records the CPU time the trial's process had spent by then: its imports, fresh, or what it does
+after the fork, forked). The first trial of a sweep with the server also waits for the server to start (its
+imports): it is reported apart. The sweeps of the two modes alternate (fresh, forked, then forked, fresh, ...) so that the
 machine's load, shared with others, weighs on both alike; each sweep's wall time, the CPU time of all its
 processes (the agent, the server, the trials: all reaped into this process's children) and the load average
 at its start are kept.
@@ -39,10 +40,11 @@ def measure(folder: str, trials: int, rounds: int, workers: int) -> dict[str, li
 def report(trials: int, workers: int, out: dict[str, list[dict]]) -> list[str]:
     lines = []
     for mode in MODES:
+        cpu = statistics.median(c for sweep in out[mode] for c in sweep["cpu_before"])
         starts = [s for sweep in out[mode] for s in sweep["starts"]]
         firsts = ", ".join(f"{sweep['first']:.2f}" for sweep in out[mode])
         lines.append(f"trial start to first step, {mode}: median {statistics.median(starts):.3f} s, min "
-                     f"{min(starts):.3f}, max {max(starts):.3f} ({len(starts)} trials; each sweep's first: {firsts} s)"
+                     f"{min(starts):.3f}, max {max(starts):.3f} ({len(starts)} trials; each sweep's first: {firsts} s); CPU before the first step, median {cpu:.3f} s"
                      + (" (target median <= 0.5 s)" if mode == "forked" else ""))
     for mode in MODES:
         runs = "; ".join(f"{s['wall']:.1f} s wall, {s['cpu']:.1f} s CPU, load {s['load']:.2f}" for s in out[mode])
@@ -78,17 +80,18 @@ def _sweep(folder: str, mode: str, trials: int, workers: int, seed: int) -> dict
     wall = time.time() - started
     starts = sorted(_start_to_first_step(os.path.join(sweep, "trials", name))
                     for name in os.listdir(os.path.join(sweep, "trials")))
-    first = min(starts)     # by start time: the first trial is the one that started first
+    first = starts[0]       # by start stamp: the trial that started first
     return {"wall": wall, "cpu": _children_cpu() - cpu, "load": load, "first": first[1],
-            "starts": [s[1] for s in starts if s is not first]}
+            "starts": [s[1] for s in starts[1:]], "cpu_before": [s[2] for s in starts]}
 
 
-def _start_to_first_step(trial: str) -> tuple[float, float]:
-    """(the attempt's start stamp, seconds from it to the end of the first step)."""
+def _start_to_first_step(trial: str) -> tuple[float, float, float]:
+    """(the attempt's start stamp, seconds from it to the end of the first step, the trial's CPU seconds by then)."""
     with open(os.path.join(trial, "attempts.jsonl"), encoding="utf-8") as handle:
         start = json.loads(handle.readline())["start"]
     with open(os.path.join(trial, "first_step.json"), encoding="utf-8") as handle:
-        return start, json.load(handle)["time"] - start
+        first = json.load(handle)
+    return start, first["time"] - start, first["cpu"]
 
 
 def _children_cpu() -> float:

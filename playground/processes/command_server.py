@@ -3,7 +3,7 @@ imported torch and the run command's modules once (PRELOAD): a sweep's trial sta
 instead of importing torch (about 3 s of CPU). Started by command_servers.py as
 `python -m playground.processes.command_server FD`, exactly as a fresh command would be (supervisor.start_child)
 and with the environment and working folder of the commands it will run; FD is a SOCK_SEQPACKET socket to its
-client, which it serves until the client closes it (or dies: the server gets SIGKILL from its parent's death).
+client, which it serves until the client closes it or dies.
 
 Each request (a JSON message with the command, its environment, folder and umask, and four descriptors: stdin,
 stdout, stderr and a channel socket) gets a waiter, forked from the server; the waiter forks the command, sends
@@ -50,7 +50,7 @@ import types
 from typing import Iterable
 
 from playground.processes import supervisor
-from playground.processes.die_with_parent import die_with_parent
+from playground.processes.die_with_parent import never_with_parent
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED
 
 # What a `playground run` imports before its first step (and its plots, matplotlib's Figure), imported once here.
@@ -75,9 +75,10 @@ def main(argv: list[str]) -> dict | None:
     """Serve the client on socket FD (argv[0]) until it closes it; returns only in a forked command's process,
     the request that command is."""
     control = socket.socket(fileno=int(argv[0]))
-    # A stop for the whole process group (Ctrl-C, `kill -- -PGID`) is for the client and its commands; this server
-    # ends with its client (its socket, and SIGKILL at the client's death).
-    die_with_parent(os.getppid(), signal.SIGKILL)
+    # This server ends when its client closes the socket, or dies (the kernel closes it then), not with the client's
+    # thread that started it (a parent-death signal would). A stop for the whole process group (Ctrl-C,
+    # `kill -- -PGID`) is for the client and its commands.
+    never_with_parent()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)
     # Waiters are reaped as they end, so that their commands' CPU time counts in this server's children, and the

@@ -192,23 +192,34 @@ class CommandServers:
                 return None
             server = self._servers.pop(key, None)
             if server is None:
-                server = ForkServer(startup, key[0], self.ready_seconds, self.reply_seconds)
-            self._servers[key] = server      # the most recently used last
-            while len(self._servers) > SERVERS_KEPT:
-                self._servers.popitem(last=False)[1].close()
-            return server
+                try:
+                    server = ForkServer(startup, key[0], self.ready_seconds, self.reply_seconds)
+                except OSError as error:     # no process to be had (a limit on processes, memory)
+                    failure = f"trial server cannot start: {error}"
+                else:
+                    failure = None
+            if server is not None:
+                self._servers[key] = server      # the most recently used last
+                while len(self._servers) > SERVERS_KEPT:
+                    self._servers.popitem(last=False)[1].close()
+                return server
+            later = self._count_failure()
+        self.note(f"{failure}; this trial starts in a fresh interpreter, {later}")
+        return None
 
     def _failed(self, server: ForkServer, why: str) -> None:
         with self._lock:
             if server not in self._servers.values():
                 return      # another command noticed first
             del self._servers[next(k for k, s in self._servers.items() if s is server)]
-            self.failures += 1
-            later = ("every later one too" if self.failures >= MAX_FAILURES else
-                     "the next starts a new server")
+            later = self._count_failure()
         self.note(f"trial server (pid {server.pid}) cannot start trials: {why}; this one starts in a fresh "
                   f"interpreter, {later}")
         server.close(grace=0.0)
+
+    def _count_failure(self) -> str:
+        self.failures += 1
+        return "every later one too" if self.failures >= MAX_FAILURES else "the next starts a new server"
 
     def close(self) -> None:
         """End every server (the commands forked from them run on)."""

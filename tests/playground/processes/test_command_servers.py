@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -64,6 +65,18 @@ def test_only_a_startup_variable_asks_for_another_server(servers):
     again = run(servers, VERSION, dict(ENV, PLAYGROUND_ATTEMPT="2", CUDA_VISIBLE_DEVICES="1"))[0]
     other = run(servers, VERSION, dict(ENV, OMP_NUM_THREADS="3"))[0]
     assert first.server_pid == again.server_pid != other.server_pid
+
+
+def test_the_server_outlives_the_thread_that_started_it(servers):
+    """A sweep slot's thread starts the agent's server, and may end long before the agent: a parent-death signal
+    would end the server with it."""
+    first = []
+    thread = threading.Thread(target=lambda: first.append(run(servers, VERSION)[0]))
+    thread.start()
+    thread.join()
+    time.sleep(0.5)
+    later = run(servers, VERSION)[0]
+    assert isinstance(later, ForkedProcess) and later.server_pid == first[0].server_pid and servers.notes == []
 
 
 def test_a_killed_server_means_a_fresh_interpreter_then_a_new_server():
