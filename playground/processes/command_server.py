@@ -130,6 +130,10 @@ def _preload() -> str | None:
         return "its imports started CUDA (a forked process cannot use it, and CUDA_VISIBLE_DEVICES was read)"
     if "torch._dynamo" in sys.modules:
         return "its imports imported torch._dynamo"
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except OSError as error:
+        return f"no process descriptors on this system (Linux 5.3 or later): {error}"
     return None
 
 

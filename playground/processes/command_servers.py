@@ -43,8 +43,9 @@ class ServerUnavailable(Exception):
 
 
 def forkable(command: list[str]) -> bool:
-    """Whether `command` is a playground command a server can fork: `python -m playground ...`."""
-    return command[:3] == [sys.executable, "-m", "playground"]
+    """Whether `command` is a playground command a server can fork here: `python -m playground ...`, on a system
+    with process descriptors (Linux 5.3 and later), which follow a forked command."""
+    return command[:3] == [sys.executable, "-m", "playground"] and hasattr(os, "pidfd_open")
 
 
 class ForkServer:
@@ -175,18 +176,22 @@ class CommandServers:
               stderr: Stream = None) -> Started:
         """Start `command` as supervisor.start_child(command, env=env, stdin=..., stdout=..., stderr=...) would,
         forked from a server when it can be."""
-        server = self._server(env) if forkable(command) else None
+        try:
+            cwd = os.getcwd()
+        except OSError:     # a removed folder: a fresh interpreter starts in it all the same
+            cwd = None
+        server = self._server(env, cwd) if forkable(command) and cwd is not None else None
         if server is not None:
             try:
                 with _descriptors(stdin, stdout, stderr) as stdio:
-                    return server.start(command, env, os.getcwd(), stdio)
+                    return server.start(command, env, cwd, stdio)
             except ServerUnavailable as why:
                 self._failed(server, str(why))
         return supervisor.start_child(command, env=env, stdin=stdin, stdout=stdout, stderr=stderr)
 
-    def _server(self, env: dict[str, str]) -> ForkServer | None:
+    def _server(self, env: dict[str, str], cwd: str) -> ForkServer | None:
         startup = {name: value for name, value in env.items() if not per_launch(name)}
-        key = (os.getcwd(), tuple(sorted(startup.items())))
+        key = (cwd, tuple(sorted(startup.items())))
         with self._lock:
             if self.failures >= MAX_FAILURES:
                 return None

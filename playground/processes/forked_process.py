@@ -6,7 +6,8 @@ status over `channel` (a SOCK_SEQPACKET socket: one JSON message) and keeps the 
 side has read it, so `pid` names the command, and no other process, for as long as `returncode` is None. Signals
 go through a pidfd, which names the command even after its end. Should the waiter die first (killed from outside),
 the command gets SIGTERM from its parent's death (it checkpoints and exits 75) and is waited for through the pidfd;
-its exit status is then unknown and reported as LOST_STATUS, a death by SIGKILL.
+its exit status is then unknown and reported as LOST_STATUS, a death by SIGKILL; so it is when the command has
+ended and its waiter has not reported it within REPORT_SECONDS (a stopped waiter never hangs its client).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import threading
 import time
 
 LOST_STATUS = -signal.SIGKILL
+REPORT_SECONDS = 10.0     # from the command's end to its waiter's report: milliseconds, unless the waiter is stopped
 
 
 class ForkedProcess:
@@ -28,7 +30,8 @@ class ForkedProcess:
     def __init__(self, args: list[str], pid: int, channel: socket.socket, pidfd: int, server_pid: int) -> None:
         self.args, self.pid, self.server_pid = args, pid, server_pid
         self.returncode: int | None = None
-        self.status_lost = False          # the waiter ended without reporting: returncode is LOST_STATUS
+        self.status_lost = False          # the waiter ended, or stalled, without reporting: LOST_STATUS
+        self._ended_at: float | None = None   # when the command was seen to end, its report not yet read
         self._channel: socket.socket | None = channel
         self._pidfd: int | None = pidfd
         self._waiting = threading.Lock()  # one thread at a time reads the channel
@@ -70,25 +73,38 @@ class ForkedProcess:
             return True
 
     def _read(self, timeout: float | None) -> None:
-        """Wait up to `timeout` seconds for the waiter's report (None: no limit), or, without a waiter, for the
-        command's end."""
+        """Wait up to `timeout` seconds (None: no limit) for the waiter's report of the command's end; for the end
+        itself where the waiter is gone, or has not reported REPORT_SECONDS after the end (stopped, say)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while self.returncode is None:
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            source = self._channel if not self.status_lost else self._pidfd
-            if not select.select([source], [], [], left)[0]:
-                return
-            if self.status_lost:
+            watched = [self._pidfd] if self.status_lost else [self._channel]
+            if not self.status_lost and self._ended_at is None:
+                watched.append(self._pidfd)
+            left = None if deadline is None else deadline - time.monotonic()
+            if self._ended_at is not None:
+                report_left = self._ended_at + REPORT_SECONDS - time.monotonic()
+                left = report_left if left is None else min(left, report_left)
+            ready = select.select(watched, [], [], max(0.0, left)) if left is None or left > 0 else ([], [], [])
+            if self._channel in ready[0]:
+                try:
+                    message = self._channel.recv(4096)
+                except OSError:
+                    message = b""
+                if message:
+                    self._ended(int(json.loads(message)["returncode"]))
+                    return
+                self.status_lost = True
+            elif self._pidfd in ready[0]:
+                if self.status_lost:
+                    self._ended(LOST_STATUS)
+                    return
+                self._ended_at = time.monotonic()
+            elif self._ended_at is not None and time.monotonic() >= self._ended_at + REPORT_SECONDS:
+                self.status_lost = True
                 self._ended(LOST_STATUS)
                 return
-            try:
-                message = self._channel.recv(4096)
-            except OSError:
-                message = b""
-            if message:
-                self._ended(int(json.loads(message)["returncode"]))
-            else:
-                self.status_lost = True
+            elif deadline is not None and time.monotonic() >= deadline:
+                return
 
     def _ended(self, code: int) -> None:
         with self._state:

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from playground.processes import supervisor
+from playground.processes import forked_process, supervisor
 from playground.processes.command_servers import ForkServer
 from playground.processes.forked_process import ForkedProcess
 from tests.conftest import HANG, REPO
@@ -117,6 +117,25 @@ def test_a_signal_to_a_forked_command_reaches_it_alone(server, tmp_path):
     assert (tmp_path / "stopped").read_text() == "stopped by SIGTERM"
     assert server.process.poll() is None and gone(waiter, HANG)
     assert supervisor.signal_child(command) is False      # ended: nothing is sent to whoever has its pid now
+
+
+def test_a_stopped_waiter_never_hangs_its_client(server, tmp_path, monkeypatch):
+    """The command ends, its waiter (SIGSTOPped) never reports it: the client sees the end through the command's
+    pidfd and, REPORT_SECONDS later, takes it as a death of unknown cause (SIGKILL), instead of waiting for ever."""
+    monkeypatch.setattr(forked_process, "REPORT_SECONDS", 1.0)
+    read, write = os.pipe()
+    command = server.start([*PROBE, "wait", str(tmp_path / "stopped")], ENV, str(REPO), [0, write, 2])
+    os.close(write)
+    with os.fdopen(read) as out:
+        assert out.readline().strip() == "waiting"
+    waiter = _parent(command.pid)
+    os.kill(waiter, signal.SIGSTOP)
+    try:
+        supervisor.stop([command])
+        assert command.returncode == forked_process.LOST_STATUS and command.status_lost
+        assert (tmp_path / "stopped").read_text() == "stopped by SIGTERM"
+    finally:
+        os.kill(waiter, signal.SIGKILL)
 
 
 def test_a_forked_command_gets_sigterm_when_its_client_dies(tmp_path):
