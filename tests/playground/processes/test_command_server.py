@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -59,6 +60,16 @@ def forked_outcome(server: ForkServer, action: list[str], env: dict | None = Non
     return outcome(lambda i, o, e: server.start([*PROBE, *action], env or ENV, str(REPO), [i, o, e]))
 
 
+def waiting(server: ForkServer, stopped: Path) -> tuple[ForkedProcess, int]:
+    """A forked probe waiting for SIGTERM (which it notes in `stopped`), and its waiter's pid."""
+    read, write = os.pipe()
+    command = server.start([*PROBE, "wait", str(stopped)], ENV, str(REPO), [0, write, 2])
+    os.close(write)
+    with os.fdopen(read) as out:
+        assert out.readline().strip() == "waiting"
+    return command, _parent(command.pid)
+
+
 def report(result: tuple[int, str, str]) -> dict:
     code, stdout, stderr = result
     assert code == 0, stderr
@@ -106,12 +117,7 @@ def test_a_crash_ends_only_its_command_and_the_server_serves_on(server):
 
 
 def test_a_signal_to_a_forked_command_reaches_it_alone(server, tmp_path):
-    read, write = os.pipe()
-    command = server.start([*PROBE, "wait", str(tmp_path / "stopped")], ENV, str(REPO), [0, write, 2])
-    os.close(write)
-    with os.fdopen(read) as out:
-        assert out.readline().strip() == "waiting"
-    waiter = _parent(command.pid)
+    command, waiter = waiting(server, tmp_path / "stopped")
     supervisor.stop([command])
     assert command.returncode == 75
     assert (tmp_path / "stopped").read_text() == "stopped by SIGTERM"
@@ -123,12 +129,7 @@ def test_a_stopped_waiter_never_hangs_its_client(server, tmp_path, monkeypatch):
     """The command ends, its waiter (SIGSTOPped) never reports it: the client sees the end through the command's
     pidfd and, REPORT_SECONDS later, takes it as a death of unknown cause (SIGKILL), instead of waiting for ever."""
     monkeypatch.setattr(forked_process, "REPORT_SECONDS", 1.0)
-    read, write = os.pipe()
-    command = server.start([*PROBE, "wait", str(tmp_path / "stopped")], ENV, str(REPO), [0, write, 2])
-    os.close(write)
-    with os.fdopen(read) as out:
-        assert out.readline().strip() == "waiting"
-    waiter = _parent(command.pid)
+    command, waiter = waiting(server, tmp_path / "stopped")
     os.kill(waiter, signal.SIGSTOP)
     try:
         supervisor.stop([command])
