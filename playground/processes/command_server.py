@@ -41,6 +41,7 @@ import io
 import json
 import linecache
 import os
+import pkgutil
 import select
 import signal
 import socket
@@ -53,9 +54,12 @@ from playground.processes import supervisor
 from playground.processes.die_with_parent import never_with_parent
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED
 
-# What a `playground run` imports before its first step (and its plots, matplotlib's Figure), imported once here.
-PRELOAD = ("torch", "playground.cli", "playground.commands.run", "playground.launch.spawn", "playground.launch.worker",
-           "matplotlib.figure")
+# What a `playground run` imports before its first step (and its plots, matplotlib's Figure), imported once here;
+# and every module of PRELOAD_PACKAGES (the command line imports every command; a run, every built-in hook).
+PRELOAD = ("torch", "matplotlib.figure", "playground.cli", "playground.api", "playground.launch.prepare",
+           "playground.launch.spawn", "playground.launch.worker", "playground.trainer.lr_schedule",
+           "playground.trainer.trial", "playground.outputs.run_summary", "playground.data.form_check")
+PRELOAD_PACKAGES = ("playground.commands", "playground.trainer.hooks")
 PER_LAUNCH_PREFIXES = ("PLAYGROUND_",)             # the product's own: read when it runs, never on import
 PER_LAUNCH = frozenset({"CUDA_VISIBLE_DEVICES"})   # read when CUDA initialises, which a server never does
 MAX_REQUEST = 1 << 20
@@ -117,12 +121,16 @@ def _reap_waiters(_signum: int, _frame: object) -> None:
 
 
 def _preload() -> str | None:
-    """Import PRELOAD; what makes a command forked from here differ from a fresh one, if anything does."""
-    for name in PRELOAD:
-        try:
+    """Import PRELOAD and PRELOAD_PACKAGES; what makes a command forked from here differ from a fresh one, if
+    anything does."""
+    try:
+        for name in PRELOAD:
             importlib.import_module(name)
-        except Exception as error:     # a broken installation: the client starts fresh interpreters
-            return f"importing {name} failed: {type(error).__name__}: {error}"
+        for package in PRELOAD_PACKAGES:
+            for module in pkgutil.iter_modules(importlib.import_module(package).__path__, package + "."):
+                importlib.import_module(module.name)
+    except Exception as error:     # a broken installation: the client starts fresh interpreters
+        return f"its imports failed: {type(error).__name__}: {error}"
     if threading.active_count() > 1:
         return f"its imports started {threading.active_count() - 1} Python thread(s)"
     torch = sys.modules.get("torch")

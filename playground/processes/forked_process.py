@@ -84,7 +84,7 @@ class ForkedProcess:
             if self._ended_at is not None:
                 report_left = self._ended_at + REPORT_SECONDS - time.monotonic()
                 left = report_left if left is None else min(left, report_left)
-            ready = select.select(watched, [], [], max(0.0, left)) if left is None or left > 0 else ([], [], [])
+            ready = select.select(watched, [], [], left) if left is None or left > 0 else ([], [], [])
             if self._channel in ready[0]:
                 try:
                     message = self._channel.recv(4096)

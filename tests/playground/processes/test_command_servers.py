@@ -14,7 +14,7 @@ import time
 import pytest
 
 from playground.processes import supervisor
-from playground.processes.command_server import PRELOAD, per_launch
+from playground.processes.command_server import per_launch
 from playground.processes.command_servers import MAX_FAILURES, CommandServers
 from playground.processes.forked_process import ForkedProcess
 from tests.conftest import HANG, REPO
@@ -138,11 +138,11 @@ def test_after_repeated_failures_every_command_starts_fresh():
 def test_nothing_the_server_imports_reads_the_environment_on_import():
     """The per-launch variables (command_server.per_launch) may differ between the server and a command only
     because no module it imports reads the environment at its top level (in functions it reads the command's)."""
-    listed = subprocess.run([sys.executable, "-c", "import importlib, sys\nfor name in sys.argv[1:]: "
-                             "importlib.import_module(name)\nprint('\\n'.join(sorted(sys.modules)))", *PRELOAD],
+    listed = subprocess.run([sys.executable, "-c", "import sys\nfrom playground.processes import command_server\n"
+                             "assert command_server._preload() is None\nprint('\\n'.join(sorted(sys.modules)))"],
                             capture_output=True, text=True, check=True, timeout=HANG, cwd=str(REPO))
     ours = [name for name in listed.stdout.split() if name == "playground" or name.startswith("playground.")]
-    assert "playground.launch.worker" in ours
+    assert "playground.launch.worker" in ours and "playground.commands.sweep" in ours
     readers = [name for name in ours if _reads_environment_on_import(name)]
     assert readers == []
     assert per_launch("PLAYGROUND_ATTEMPT") and per_launch("CUDA_VISIBLE_DEVICES") and not per_launch("OMP_NUM_THREADS")
