@@ -218,6 +218,8 @@ def _scale(args: argparse.Namespace) -> int:
 
 def _start(args: argparse.Namespace) -> int:
     from sweep_start import measure, report
+    if args.start_trials < 2:
+        sys.exit("sweep.py: --start-trials must be at least 2 (a sweep's first trial is reported apart)")
     print(f"load average at start: {os.getloadavg()}", flush=True)
     with tempfile.TemporaryDirectory() as folder:
         out = measure(folder, args.start_trials, args.rounds, args.start_workers)

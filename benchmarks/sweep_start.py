@@ -34,6 +34,10 @@ def measure(folder: str, trials: int, rounds: int, workers: int) -> dict[str, li
     for index in range(rounds):
         for mode in (MODES if index % 2 == 0 else MODES[::-1]):
             out[mode].append(_sweep(os.path.join(folder, f"{mode}{index}"), mode, trials, workers, seed=index))
+            done = out[mode][-1]
+            print(f"  {mode} sweep {index}: {done['wall']:.1f} s wall, {done['cpu']:.1f} s CPU, load "
+                  f"{done['load']:.2f}, start to first step median {statistics.median(done['starts']):.3f} s "
+                  f"(first trial {done['first']:.2f} s)", flush=True)
     return out
 
 

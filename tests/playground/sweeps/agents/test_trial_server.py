@@ -89,6 +89,9 @@ def test_forked_trials_train_bitwise_as_fresh_interpreters(base_file, write_spec
         assert _same(_final_checkpoint(one), _final_checkpoint(other)), name
         assert _metrics(one) == _metrics(other)
         assert _log(one, fresh) == _log(other, forked)
+        facts = [json.loads((trial / "parent.json").read_text()) for trial in (one, other)]
+        assert [(f["threads"], f["interop_threads"]) for f in facts] == [(facts[0]["threads"],
+                                                                           facts[0]["interop_threads"])] * 2
 
 
 def test_a_trial_program_and_the_switch_mean_fresh_interpreters(base_file, write_spec, tmp_path, monkeypatch):

@@ -1,9 +1,12 @@
 """A hook that writes the trial process's parent into its run folder (parent.json) before training: a trial the
-agent started in a fresh interpreter is the agent's child; one forked from its trial server is a waiter's."""
+agent started in a fresh interpreter is the agent's child; one forked from its trial server is a waiter's. Beside
+it, torch's thread settings as the trial starts training, which must not depend on how it was started."""
 from __future__ import annotations
 
 import json
 import os
+
+import torch
 
 from playground.api import Hook
 
@@ -12,4 +15,5 @@ class TrialParent(Hook):
     def before_train(self) -> None:
         if self.trainer.rank == 0:
             with open(os.path.join(self.trainer.run_dir, "parent.json"), "w", encoding="utf-8") as handle:
-                json.dump({"ppid": os.getppid(), "pid": os.getpid()}, handle)
+                json.dump({"ppid": os.getppid(), "pid": os.getpid(), "threads": torch.get_num_threads(),
+                           "interop_threads": torch.get_num_interop_threads()}, handle)
