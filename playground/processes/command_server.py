@@ -58,7 +58,8 @@ from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED
 # and every module of PRELOAD_PACKAGES (the command line imports every command; a run, every built-in hook).
 PRELOAD = ("torch", "matplotlib.figure", "playground.cli", "playground.api", "playground.launch.prepare",
            "playground.launch.spawn", "playground.launch.worker", "playground.trainer.lr_schedule",
-           "playground.trainer.trial", "playground.outputs.run_summary", "playground.data.form_check")
+           "playground.trainer.trial", "playground.outputs.run_summary", "playground.data.form_check",
+           "playground.determined.experiment_run")
 PRELOAD_PACKAGES = ("playground.commands", "playground.trainer.hooks")
 PER_LAUNCH_PREFIXES = ("PLAYGROUND_",)             # the product's own: read when it runs, never on import
 PER_LAUNCH = frozenset({"CUDA_VISIBLE_DEVICES"})   # read when CUDA initialises, which a server never does
