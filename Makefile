@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): setup.cfg pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "playground needs Python >= 3.11; set PYTHON=python3.11")'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -e '.[test,demo,postgres,grpc,cmaes,determined-scripts]'
+	$(BIN)/python -m pip install --quiet -e '.[test,demo,postgres,grpc,cmaes,determined-scripts,candle,ui]'
 	touch $(STAMP)
 
 venv: $(STAMP)

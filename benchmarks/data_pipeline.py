@@ -12,10 +12,12 @@ class folders and as a playground LMDB holding the same bytes (make-lmdb), then 
   c  our training pipeline, built as the trainer builds it: LmdbImageDataset (gfs_IN1k's augmentation with
      mirror, RGB) through playground.data.batch_stream's DataLoader, --workers workers writing uint8 batches, and
      the normalisation to float32 in the training process (counted: every process's CPU time is)
+  p  gpu_train.py's plain loader (plain_loader.py: a DataLoader with a batch_sampler over get_samples, fresh
+     shared memory per batch) on the same dataset, type 1, its batches normalised in the training process as c's
   d  torchvision ImageFolder + PIL with RandomResizedCrop, RandomHorizontalFlip, ToTensor, Normalize on the
      same images as files, same batch, workers, prefetching and persistent workers
 
-c and d are timed after the same number of warm-up batches (worker start-up excluded: forking, and each worker
+c, p and d are timed after the same number of warm-up batches (worker start-up excluded: forking, and each worker
 filling every slot of its reused shared-memory ring once, whose first page writes fault); each figure is the best
 of --repeat rounds (the machine is shared), and the ratios are also given as the median of each round's own
 ratios (its b and c measured seconds apart, so a slow spell of a shared host weighs on both; b goes first in odd
@@ -23,10 +25,12 @@ rounds and c in even ones, so a host that drifts within a round favours neither)
 section follows (skipped with a message without one):
 
   e  c with the batches going to the GPU: pinned uint8, copied non-blocking, normalised there
+  g  p with its batches going to the GPU as e's (pinned by the loader)
   f  input.gpu_decode: the workers only read records; JPEG decoding, crop, resize and mirror on the GPU
 
 Prints the ratios c/b per scale_jitter_type and c/d for the Inception-style crop (type 1, the transform
-torchvision's RandomResizedCrop does). Targets: c/b >= 0.9, c/d >= 2.
+torchvision's RandomResizedCrop does), and c/p (our loader against the plain one, same decoding), with each
+pipeline's CPU per image split into its workers and the training process. Targets: c/b >= 0.9, c/d >= 2.
 """
 from __future__ import annotations
 
@@ -50,6 +54,9 @@ from playground.data.images.augment import AugmentSpec, inception_box  # noqa: E
 from playground.data.records.db_records import DbRecords  # noqa: E402
 from playground.data.images.image_batch import IMAGENET_MEAN, IMAGENET_STD  # noqa: E402
 from playground.data.images.lmdb_dataset import single_threaded_opencv  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cpu_window import cpu_seconds  # noqa: E402
 
 SIZES = ((500, 375), (375, 500), (500, 333), (480, 360), (500, 400))   # (width, height)
 CLASSES = 10
@@ -129,16 +136,6 @@ class Measure:
     def per_image_us(self, trainer: bool = False) -> float:
         """CPU microseconds per image: of every process, or with `trainer` of the training process alone."""
         return (self.trainer_cpu if trainer else self.cpu) / self.images * 1e6
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU seconds used so far by the processes `pids` (Linux /proc)."""
-    ticks = 0
-    for pid in pids:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-        ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def raw_reads(db: str) -> float:
@@ -233,6 +230,35 @@ def our_pipeline(db: str, spec: AugmentSpec, args: argparse.Namespace, device: s
     return measure
 
 
+def plain_pipeline(db: str, spec: AugmentSpec, args: argparse.Namespace, device: str = "cpu") -> Measure:
+    """p: gpu_train.py's plain loader (plain_loader.py) over the same dataset, its batches finished in the training
+    process by the same batch_to_device as c's (on the CPU into reused float batches, as c's), so that p and c
+    differ only in the loader around get_samples."""
+    import torch
+
+    from playground.data.batch_stream import PREFETCH_FACTOR
+    from playground.data.images.image_batch import ImageBatcher
+    from playground.data.images.lmdb_dataset import LmdbImageDataset
+    from plain_loader import plain_loader
+
+    dataset = LmdbImageDataset(db, spec)
+    finish = ImageBatcher(3)
+    finish.reuse_buffers(PREFETCH_FACTOR + 2)     # used in this process only: c's two reused float batches
+    loader = plain_loader(dataset, args.batch, args.workers, pin_memory=device == "cuda")
+    batches, target = iter(loader), torch.device(device)
+
+    def next_batch():
+        images, labels, _ = next(batches)
+        return finish.batch_to_device((images, labels), target)
+
+    total = len(dataset) // args.batch * args.passes
+    warmup = warmup_batches(args, total)
+    synchronize = torch.cuda.synchronize if device == "cuda" else lambda: None
+    measure = timed_batches(next_batch, total - warmup, args.batch, lambda: _worker_pids(loader), synchronize, warmup)
+    _stop_workers(loader)
+    return measure
+
+
 def torchvision_pipeline(images: str, args: argparse.Namespace) -> Measure:
     import torch
     from torchvision import datasets, transforms
@@ -291,26 +317,22 @@ def main() -> int:
         specs = {t: AugmentSpec(is_train=True, loadsize=args.loadsize, imsize=args.imsize, scale_jitter_type=t)
                  for t in (0, 1)}
         raw_reads(db)
-        total = args.images // args.batch * args.passes
-        timed = total - warmup_batches(args, total)
-        if timed < 40:
-            print(f"  note: c and d time only {timed} batches, too few to be in steady state (the batches prefetched "
-                  "during the warm-up are not in the window): their figures are too high. Use --images 2000 or more, "
-                  "or more --passes.")
+        _note_short_window(args)
         rounds: list[dict[str, Measure]] = []
         for round_number in range(1, args.repeat + 1):
             figures = {}
             for t, spec in specs.items():
                 # b before c in odd rounds, c before b in even ones: a host that slows down (or speeds up) within a
                 # round does not always favour the same side of the ratio
-                for key in (f"b{t}", f"c{t}") if round_number % 2 else (f"c{t}", f"b{t}"):
-                    figures[key] = (decode_limit(db, spec, args.workers) if key[0] == "b"
-                                    else our_pipeline(db, spec, args))
+                keys = [f"b{t}", f"c{t}"] + (["p1"] if t == 1 else [])   # p: the plain loader, gpu_train's crop
+                for key in keys if round_number % 2 else keys[::-1]:
+                    figures[key] = PIPELINES[key[0]](db, spec, args)
             figures["d"] = torchvision_pipeline(images, args)
             rounds.append(figures)
             print(f"  round {round_number}: " + ", ".join(f"{k} {m.rate:.0f}" for k, m in figures.items())
                   + " images/s; CPU-bound " + ", ".join(f"{k} {m.cpu_rate(cores):.0f}" for k, m in figures.items())
                   + f"; c/b {_ratio(figures, 'c0', 'b0', cores):.2f} / {_ratio(figures, 'c1', 'b1', cores):.2f}"
+                  + f"; c/p {_ratio(figures, 'c1', 'p1', cores):.2f}"
                   + f"; load average {os.getloadavg()[0]:.2f}")
         _report(rounds, cores)
         gpu_section(db, specs[1], args, cores)
@@ -320,10 +342,32 @@ def main() -> int:
     return 0
 
 
+def _note_short_window(args: argparse.Namespace) -> None:
+    """Say so when c's and p's timed window is too short for steady state: fewer than 40 batches, or a warm-up
+    cut to half the batches before every worker's ring is full (the window then pays first writes to fresh shared
+    memory, and each worker's first batches, a cost per worker that many workers spread over few batches)."""
+    from playground.data.batch_stream import PREFETCH_FACTOR
+
+    per_pass, ring = args.images // args.batch, max(1, args.workers) * (PREFETCH_FACTOR + 2)
+    total = per_pass * args.passes
+    timed = total - warmup_batches(args, total)
+    if timed < 40 or total // 2 < ring:
+        enough = -(-max(2 * ring, ring + 40) // max(1, per_pass))
+        print(f"  note: c and p time {timed} batches after a warm-up of {total - timed}, too few for steady state "
+              f"with {args.workers} workers (their rings hold {ring} batches): their figures are off. Use --passes "
+              f"{enough} or more (or more --images).")
+
+
+def _decode(db: str, spec: AugmentSpec, args: argparse.Namespace) -> Measure:
+    return decode_limit(db, spec, args.workers)
+
+
+PIPELINES = {"b": _decode, "c": our_pipeline, "p": plain_pipeline}
 NAMES = {"b0": "b  decode limit, type 0 (resize shorter side, crop)",
          "c0": "c  our pipeline, scale_jitter_type 0",
          "b1": "b  decode limit, type 1 (Inception crop, resize)",
          "c1": "c  our pipeline, scale_jitter_type 1",
+         "p1": "p  gpu_train.py's plain loader, type 1",
          "d": "d  torchvision ImageFolder + PIL (RandomResizedCrop)"}
 
 
@@ -334,13 +378,15 @@ def gpu_section(db: str, spec: AugmentSpec, args: argparse.Namespace, cores: int
     if not torch.cuda.is_available():
         print("GPU section skipped: no CUDA device here (e: uint8 batches normalised on the GPU; f: input.gpu_decode)")
         return
-    rounds = [{"e": our_pipeline(db, spec, args, "cuda"), "f": our_pipeline(db, spec, args, "cuda", gpu_decode=True)}
-              for _ in range(args.repeat)]
+    rounds = [{"e": our_pipeline(db, spec, args, "cuda"), "g": plain_pipeline(db, spec, args, "cuda"),
+               "f": our_pipeline(db, spec, args, "cuda", gpu_decode=True)} for _ in range(args.repeat)]
     print(f"GPU section on {torch.cuda.get_device_name()}, scale_jitter_type 1, best of {len(rounds)} rounds:")
     for key, name in (("e", "e  OpenCV decoding in the workers, normalised on the GPU"),
+                      ("g", "g  gpu_train.py's plain loader (p), pinned, normalised on the GPU"),
                       ("f", "f  input.gpu_decode: JPEG decoding and augmentation on the GPU")):
         print(f"  {name:60s} {max(r[key].rate for r in rounds):8.0f} images/s  "
               f"{max(r[key].cpu_rate(cores) for r in rounds):8.0f} CPU-bound images/s ({cores} cores)")
+    print("  CPU us per image, median of the rounds: " + "; ".join(_split(rounds, key) for key in ("e", "g", "f")))
 
 
 def _report(rounds: list[dict[str, Measure]], cores: int) -> None:
@@ -358,16 +404,26 @@ def _report(rounds: list[dict[str, Measure]], cores: int) -> None:
                for pair in (("c0", "b0"), ("c1", "b1"), ("c1", "d"))}
     print(f"  CPU-bound, median of the rounds' own ratios (b and c measured seconds apart): c/b type 0: "
           f"{medians['c0', 'b0']:.2f}   c/b type 1: {medians['c1', 'b1']:.2f}   c/d: {medians['c1', 'd']:.2f}")
+    plain_median = statistics.median(_ratio(r, "c1", "p1", cores) for r in rounds)
+    print(f"  CPU-bound, c/p (our loader against gpu_train.py's plain one around the same get_samples, type 1): "
+          f"best {cpu['c1'] / cpu['p1']:.2f}, median of the rounds {plain_median:.2f}")
     parts, workers_only = [], []
     for t in (0, 1):
         b, c = (statistics.median(r[k].per_image_us() for r in rounds) for k in (f"b{t}", f"c{t}"))
         trainer = statistics.median(r[f"c{t}"].per_image_us(trainer=True) for r in rounds)
-        parts.append(f"type {t}: b {b:.0f}, c {c:.0f} (workers {c - trainer:.0f}, training process {trainer:.0f})")
+        parts.append(f"type {t}: b {b:.0f}, {_split(rounds, f'c{t}')}")
         workers_only.append(f"type {t}: {b / (c - trainer):.2f}")
-    print("  CPU us per image, median of the rounds: " + "; ".join(parts))
+    print("  CPU us per image, median of the rounds: " + "; ".join(parts) + "; " + _split(rounds, "p1"))
     print("  for reading only, not a target: b / c's workers alone (c without the training process, whose "
           "normalisation b does not do): " + "   ".join(workers_only))
     print("  targets: c/b >= 0.9, c/d >= 2")
+
+
+def _split(rounds: list[dict[str, Measure]], key: str) -> str:
+    """`key`'s CPU microseconds per image, all and in its parts (median of the rounds)."""
+    whole = statistics.median(r[key].per_image_us() for r in rounds)
+    trainer = statistics.median(r[key].per_image_us(trainer=True) for r in rounds)
+    return f"{key[0]} {whole:.0f} (workers {whole - trainer:.0f}, training process {trainer:.0f})"
 
 
 def _ratio(figures: dict[str, Measure], top: str, bottom: str, cores: int) -> float:

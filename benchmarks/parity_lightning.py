@@ -27,7 +27,7 @@ def run_lightning(c: dict, run_dir: str) -> tuple[dict, list[float]]:
     from torch.utils.data import DataLoader, Sampler
 
     from components.inputs.synthetic_input import make_split
-    from parity import deterministic_kernels, playground_opts
+    from parity_job import deterministic_kernels, playground_opts
     from parity_components import make_net
 
     deterministic_kernels(c)

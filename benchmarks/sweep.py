@@ -1,7 +1,7 @@
 """Sweep orchestration: time per trial apart from the run, parallel efficiency, claim-and-tell throughput.
 
     .venv/bin/python benchmarks/sweep.py [--trials 20] [--busy 2.0] [--tells 200]
-    .venv/bin/python benchmarks/sweep.py --scale N [--workers 4] [--edge 20] [--real-fill]
+    .venv/bin/python benchmarks/sweep.py --scale N [--workers 4] [--edge 20] [--real-fill] [--epochs 2]
     .venv/bin/python benchmarks/sweep.py --start [--start-trials 100] [--rounds 2] [--start-workers 1]
 
 `--scale N` measures only the cost per trial at N trials, start and end (benchmarks/sweep_scale.py). `--start`
@@ -182,6 +182,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=4, help="slots of the --scale sweep")
     parser.add_argument("--edge", type=int, default=20, help="real trials at the start and at the end of --scale")
     parser.add_argument("--real-fill", action="store_true", help="--scale: run every trial for real (slow)")
+    parser.add_argument("--epochs", type=int, default=2, help="--scale: epochs per trial (a journal record each)")
     parser.add_argument("--start", action="store_true", help="measure only trial start-up, with and without the "
                         "trial server")
     parser.add_argument("--start-trials", type=int, default=100, help="--start: trials per sweep")
@@ -211,7 +212,7 @@ def main() -> int:
 def _scale(args: argparse.Namespace) -> int:
     from sweep_scale import measure, report
     with tempfile.TemporaryDirectory() as folder:
-        out = measure(folder, args.scale, args.workers, args.edge, args.real_fill, _spec)
+        out = measure(folder, args.scale, args.workers, args.edge, args.real_fill, _spec, args.epochs)
     print("\n".join(report(args.scale, args.workers, out)))
     return 0
 

@@ -12,7 +12,12 @@ asking. Phases, all in one sweep folder:
    --rebuild`, as folders whose journal was lost are;
 3. the budget raised to N and the last `edge` trials run for real by a new `sweep run`: the gap at the end;
 4. `sweep status` and `sweep summary --rebuild` on the N trials, each a fresh process (wall and CPU seconds),
-   and whether the rebuilt summary.csv is byte for byte the one the sweep wrote incrementally.
+   and whether the rebuilt summary.csv is byte for byte the one the sweep wrote incrementally. Status four ways
+   (search/journal_snapshot.py): on the N-edge trials after the fill, the whole journal folded and its snapshot
+   written; after phase 3, the snapshot and the last `edge` trials' records; again, nothing appended; and with
+   the snapshot removed, the whole journal of N trials (what status cost before the snapshot, plus its writing).
+
+`epochs`: each trial's epochs (2), so many full test passes reported to the study (a record each in the journal).
 """
 from __future__ import annotations
 
@@ -27,9 +32,10 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def measure(folder: str, n: int, workers: int, edge: int, real_fill: bool, write_spec) -> dict:
+def measure(folder: str, n: int, workers: int, edge: int, real_fill: bool, write_spec, epochs: int = 2) -> dict:
     sweep = os.path.join(folder, "sweep")
-    out: dict = {"load_start": os.getloadavg()}
+    out: dict = {"load_start": os.getloadavg(), "epochs": epochs}
+    write_spec = _with_epochs(write_spec, epochs)
     edge = min(edge, n)
     out["start"] = _phase(write_spec, folder, sweep, edge, workers, range(0, edge))
     fill = max(n - 2 * edge, 0)
@@ -39,17 +45,36 @@ def measure(folder: str, n: int, workers: int, edge: int, real_fill: bool, write
         from tests.playground.sweeps.synthetic import add_finished_trials
         add_finished_trials(sweep, fill)
         out["fill_rebuild"] = _timed(["summary", sweep, "--rebuild"])
+    out["status_whole"] = _timed(["status", sweep])       # no snapshot yet: the whole journal, the snapshot written
     if n > edge:
         out["end"] = _phase(write_spec, folder, sweep, n, workers, range(edge + fill, n))
     with open(os.path.join(sweep, "summary.csv"), "rb") as handle:
         incremental = handle.read()
-    out["status"] = _timed(["status", sweep])
+    out["status_tail"] = _timed(["status", sweep])        # the snapshot, then the last trials' records
+    out["status"] = _timed(["status", sweep])             # the snapshot, nothing appended since
+    snapshot = os.path.join(sweep, "study.journal.digest")
+    if os.path.exists(snapshot):
+        os.unlink(snapshot)
+    out["status_cold"] = _timed(["status", sweep])        # the whole journal of N trials again
     out["rebuild"] = _timed(["summary", sweep, "--rebuild"])
     with open(os.path.join(sweep, "summary.csv"), "rb") as handle:
         out["same_summary"] = handle.read() == incremental
     out["trials"] = len(os.listdir(os.path.join(sweep, "trials")))
     out["load_end"] = os.getloadavg()
     return out
+
+
+def _with_epochs(write_spec, epochs: int):
+    """write_spec(folder, searcher) with `epochs` epochs per trial in the spec it writes."""
+    def write(folder: str, searcher: dict) -> str:
+        path = write_spec(folder, searcher)
+        with open(path, encoding="utf-8") as handle:
+            spec = json.load(handle)
+        spec["space"]["epoch_iter.num_epochs"] = epochs
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(spec, handle)
+        return path
+    return write
 
 
 def _phase(write_spec, folder: str, sweep: str, budget: int, workers: int, numbers: range) -> dict:
@@ -92,8 +117,8 @@ def _timed(arguments: list[str]) -> dict:
 
 
 def report(n: int, workers: int, out: dict) -> list[str]:
-    lines = [f"scale {n} trials ({out['trials']} trial folders), {workers} workers, contract trial program; "
-             f"{os.cpu_count()} CPUs, load average {_load(out['load_start'])} at the start"]
+    lines = [f"scale {n} trials ({out['trials']} trial folders) of {out['epochs']} epochs, {workers} workers, "
+             f"contract trial program; {os.cpu_count()} CPUs, load average {_load(out['load_start'])} at the start"]
     for name in ("start", "end"):
         if name in out:
             phase = out[name]
@@ -101,7 +126,9 @@ def report(n: int, workers: int, out: dict) -> list[str]:
                          f"{_spread(phase['gaps'])}; {phase['per_minute']:.0f} trials/min")
     if "fill_rebuild" in out:
         lines.append(f"  synthetic fill taken in by summary --rebuild: {_seconds(out['fill_rebuild'])}")
-    lines.append(f"  sweep status: {_seconds(out['status'])} (target 1 s at 10,000 trials)")
+    lines.append(f"  sweep status: {_seconds(out['status'])} (target 1 s at 10,000 trials); after the last trials "
+                 f"{_seconds(out['status_tail'])}; the whole journal without a snapshot {_seconds(out['status_cold'])}"
+                 f" (and before the last trials, writing the snapshot: {_seconds(out['status_whole'])})")
     lines.append(f"  sweep summary --rebuild: {_seconds(out['rebuild'])} (target 10 s at 10,000 trials); "
                  f"summary.csv byte for byte as the sweep wrote it: {'yes' if out['same_summary'] else 'NO'}")
     lines.append(f"  load average at the end {_load(out['load_end'])}")

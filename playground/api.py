@@ -81,26 +81,32 @@ def __dir__() -> list[str]:
 
 def prepare_opts(opts: dict, run_dir: str | None = None, sets: list[str] | None = None,
                  defaults: dict | None = None) -> PreparedRun:
-    """Layer and validate `opts` (plus --set items and defaults) and write <run_dir>/opts.json; a PreparedRun."""
+    """Layer and validate `opts` (plus --set items and defaults) and write <run_dir>/opts.json; a PreparedRun.
+    This process holds the run folder from then on (another live run there is refused) until `run` ends or the
+    process does."""
     from playground.launch.prepare import prepare
-    from playground.options.layers import parse_set, set_path
+    from playground.options.layers import sets_layer
     layers: list[tuple[str, dict]] = []
     if defaults:
         layers.append(("defaults", defaults))
     layers.append(("opts", opts.get("opts", opts)))
     if sets:
-        overrides: dict = {}
-        for item in sets:
-            path, value = parse_set(item)
-            set_path(overrides, path, value)
-        layers.append(("--set", overrides))
+        layers.append(("--set", sets_layer(sets)))
     return prepare(layers, run_dir=run_dir)
 
 
 def run(opts: dict, run_dir: str | None = None, sets: list[str] | None = None,
         defaults: dict | None = None) -> dict[str, Any]:
     """Train; return the result dict (as assembleAllOutputs gave it, on rank 0)."""
+    from playground.outputs.run_folder_lock import release_run_folder
     prepared = prepare_opts(opts, run_dir, sets, defaults)
+    try:
+        return _run_prepared(prepared)
+    finally:
+        release_run_folder(prepared.run_dir)     # held since prepare_opts: one live run per folder
+
+
+def _run_prepared(prepared: PreparedRun) -> dict[str, Any]:
     topology = prepared.plan.topology
     if topology.spawns:
         from playground.launch.jobs import TRAIN

@@ -10,6 +10,7 @@ import importlib
 import sys
 from typing import NoReturn
 
+from playground.commands.dispatch import add_module_map_argument, run_command as _run
 # Imported here, not in exit_command: an import there makes objects, which may run the collector over garbage
 # before freeze_for_exit has flushed its files (and spoils its young-objects-only collection).
 from playground.processes import held_stop
@@ -28,6 +29,7 @@ COMMANDS = {
     "predict": ("predict", "write a trained network's outputs for a dataset (the test split by default), in order"),
     "make-lmdb": ("make_lmdb", "build an image LMDB from class folders, a `path label` list, or the digits"),
     "sweep": ("sweep", "run many experiments: a upf file, a grid or a hyperparameter search, each trial a run"),
+    "ui": ("ui", "serve a live web page over run folders and sweep folders: charts, logs, trials, comparisons"),
     "convert-caffe2-checkpoint": ("convert_caffe2_checkpoint",
                                   "turn an original Caffe2 Playground .pkl checkpoint into a weights file"),
 }
@@ -53,27 +55,6 @@ def build_parser() -> argparse.ArgumentParser:
         add_module_map_argument(command)
         command.set_defaults(_module=module)
     return parser
-
-
-def add_module_map_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--module-map", metavar="FILE",
-                        help="your own module map (a Python file with MODULE_MAP = {name: dotted module path}); "
-                             "also PLAYGROUND_MODULE_MAP, or a module_map.py beside --parameters-file")
-
-
-def _run(module, args: argparse.Namespace) -> int:
-    """The command's exit code; a user error that reaches here is one line and EXIT_USAGE, never a traceback."""
-    from playground.processes.exit_codes import EXIT_DONE, EXIT_USAGE, UserError, error_line
-    if not getattr(module, "TAKES_STOP_SIGNALS", False):
-        held_stop.release()   # a stop kept while it started ends a command with no handler of its own, as before
-    try:
-        if args.module_map:
-            from playground.options.registry import use_module_map
-            use_module_map(args.module_map)
-        return int(module.main(args) or EXIT_DONE)
-    except UserError as err:
-        print(error_line(err), file=sys.stderr)
-        return EXIT_USAGE
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,7 +18,8 @@ from playground.candle.run_folder import CandleRunFolder
 def recorded_checkpoint_values(folder: CandleRunFolder) -> Iterator[None]:
     module = sys.modules.get("candle")
     callback = getattr(module, "CandleCkptPyTorch", None) if module is not None else None
-    if callback is None or module.__name__.startswith("playground.") or not hasattr(callback, "ckpt_epoch"):
+    if callback is None or module.__name__.startswith("playground.") or not hasattr(callback, "ckpt_epoch") \
+            or getattr(callback, "__module__", "").startswith("playground."):   # a user's candle re-exporting ours
         yield
         return
     original = callback.ckpt_epoch

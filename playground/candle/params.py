@@ -11,12 +11,12 @@ together as one `OptsError` whose lines name the key and the layer (file) its va
 """
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from playground.options.value_types import Bool, Choice, Float, Int, ListOf, OptType, OptTypeError, Str, from_python_type
 from playground.options.did_you_mean import did_you_mean
-from playground.options.layers import OptsError, describe_origin, literal_value, merge, read_ini
+from playground.options.layers import OptsError, describe_origin, literal_value, merge
+from playground.options.user_input.user_files import read_ini, read_json
 
 # CANDLE's common parameters (a subset of its default_utils table) and ckpt_keras_utils' keys, with their types.
 COMMON: dict[str, OptType] = {
@@ -33,7 +33,7 @@ COMMON: dict[str, OptType] = {
 
 def read_defaults_file(path: str) -> dict:
     """The `key = value` pairs of every section of a CANDLE defaults file, values as Python literals."""
-    parser = read_ini(path, f"defaults file {path}", strict=False)
+    parser = read_ini(path, "the defaults file", f"defaults file {path}", OptsError, strict=False)
     return {key: literal_value(text) for section in parser.sections() for key, text in parser.items(section)}
 
 
@@ -45,31 +45,12 @@ RUN_FOLDER_KEYS = ("output_dir", "experiment_id", "run_id", "ckpt_directory", "d
 def read_parameters_file(path: str) -> dict:
     """A JSON object of params (`{"epochs": 3}`), or the run folder's `{"opts": {...}}` form, less the keys
     that name that run's folders (RUN_FOLDER_KEYS: this run gets its own)."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except OSError as err:
-        raise OptsError(f"--parameters-file {path}: cannot read it: {err.strerror}") from None
-    except json.JSONDecodeError as err:
-        raise OptsError(f"--parameters-file {path}: malformed JSON at line {err.lineno}, column {err.colno}: "
-                        f"{err.msg}") from None
+    data = read_json(path, "the parameters file", f"--parameters-file {path}", OptsError)
     if isinstance(data, dict) and set(data) >= {"opts"} and isinstance(data["opts"], dict):
         data = {k: v for k, v in data["opts"].items() if k not in RUN_FOLDER_KEYS}
     if not isinstance(data, dict):
         raise OptsError(f"--parameters-file {path}: expected a JSON object of params, got {type(data).__name__}")
     return data
-
-
-def parse_set(item: str) -> tuple[str, Any]:
-    """`key=value` -> (key, value): a JSON literal, else a Python literal, else the plain string."""
-    key, sep, text = item.partition("=")
-    key = key.strip()
-    if not sep or not key:
-        raise OptsError(f"--set {item!r}: expected key=value, e.g. --set epochs=20")
-    try:
-        return key, json.loads(text)
-    except json.JSONDecodeError:
-        return key, literal_value(text)
 
 
 def definition_types(definitions: list[dict] | None) -> dict[str, OptType]:

@@ -66,10 +66,23 @@ class CandleRunFolder:
         self._started = time.time()
         self.outputs.rewrite_records(self.records)
 
-    def records_from_history(self, lists: dict[str, list]) -> None:
-        """When the helper wrote nothing: one record per epoch of the returned history."""
+    def add_lists(self, lists: dict[str, list]) -> None:
+        """Per-epoch values from another source (the returned history, the printed lines): each epoch's record
+        gets the values it lacks (a value already recorded, say at full precision from the checkpoint callback,
+        stays), an epoch without a record gets one; metrics.jsonl is rewritten when anything was added."""
+        by_epoch = {r["epoch"]: r for r in self.records if r.get("kind") == "epoch"}   # the last, after a re-run
+        added = False
         for epoch in range(max((len(v) for v in lists.values()), default=0)):
-            self.epoch_record(epoch, {k: v[epoch] for k, v in lists.items() if epoch < len(v)}, None)
+            values = {k: v[epoch] for k, v in lists.items() if epoch < len(v) and v[epoch] is not None}
+            record = by_epoch.get(epoch)
+            if record is None:
+                by_epoch[epoch] = self.epoch_record(epoch, values, None)
+                continue
+            missing = {k: v for k, v in values.items() if k not in record}
+            record.update(missing)
+            added = added or bool(missing)
+        if added:
+            self.outputs.rewrite_records(self.records)
 
     def write_results(self, returned: dict[str, list]) -> None:
         names = [k for k in dict.fromkeys(k for r in self.records for k in r) if k not in _RECORD_KEYS]

@@ -18,9 +18,10 @@ from typing import IO
 from playground.candle import benchmark
 from playground.candle.log_metrics import LogMetrics
 from playground.candle.list_values import ListValueError, split_candle_list
-from playground.candle.params import read_defaults_file, read_parameters_file, parse_set, resolve_params
-from playground.candle.script_process import run_keys, script_argv, script_process
+from playground.candle.params import read_defaults_file, read_parameters_file, resolve_params
+from playground.candle.script_process import outputs_inside, run_keys, script_argv, script_process
 from playground.options.layers import OptsError
+from playground.options.user_input.set_items import PARAM_KEY, parse_value, split_sets
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED, EXIT_USAGE, UserError
 from playground.restarts.fence import Fence
 
@@ -51,12 +52,15 @@ def _run_candle_once(command: CandleCommand) -> int:
     run_dir = os.path.abspath(command.run_dir or default_run_dir(os.path.splitext(os.path.basename(command.script))[0]))
     try:
         sets = command_sets(command)
+        files = given_files(command)
+        outputs_inside(sets, run_dir)       # so the script's own parser reads them inside the run folder too
         argv = script_argv(os.path.abspath(command.script), sets, run_dir, command.defaults_file)
         with script_process(argv, run_dir):
             module = load_script(command.script)
-            params, warnings = resolved_params(module, command, sets, run_dir)
+            params, warnings = resolved_params(module, command, sets, files, run_dir)
             for key, value in run_keys(run_dir).items():
                 params.setdefault(key, value)
+            outputs_inside(params, run_dir)
             for line in warnings:
                 print(f"playground candle: warning: {line}", file=sys.stderr)
             return _run(module, params, command.script, run_dir, command.test)
@@ -68,7 +72,7 @@ def _run_candle_once(command: CandleCommand) -> int:
 def command_sets(command: CandleCommand) -> dict:
     """--set items, then CANDLE's `--key value ...` after SCRIPT, as one mapping (later wins); CANDLE's list
     strings ("1500 500") become lists. Raises OptsError naming the item."""
-    sets = dict(parse_set(item) for item in command.sets)
+    sets = dict(split_sets(command.sets, PARAM_KEY))
     sets.update(_script_args_as_sets(command.script_args))
     for key, value in sets.items():
         try:
@@ -87,12 +91,12 @@ def _script_args_as_sets(args: list[str]) -> dict:
     for token in args:
         if token.startswith("--") and len(token) > 2:
             key, eq, text = token[2:].partition("=")
-            sets[key] = [parse_set(f"{key}={text}")[1]] if eq else []
+            sets[key] = [parse_value(text)] if eq else []
         elif key is None:
             raise OptsError(f"{token!r} after SCRIPT: expected CANDLE's --key value form (e.g. --epochs 3), "
                             "or --set key=value")
         else:
-            sets[key].append(parse_set(f"{key}={token}")[1])
+            sets[key].append(parse_value(token))
     for key, values in sets.items():
         if not values:
             raise OptsError(f"--{key} after SCRIPT has no value; write --{key} VALUE (or --set {key}=VALUE)")
@@ -142,9 +146,22 @@ def load_script(path: str) -> ModuleType:
     return module
 
 
-def resolved_params(module: ModuleType, command: CandleCommand, sets: dict, run_dir: str) -> tuple[dict, list[str]]:
-    """initialize_parameters(), then --defaults-file, --parameters-file, --set; checked against the script's
-    additional_definitions and required (module attributes, or what it gave initialize_parameters)."""
+def given_files(command: CandleCommand) -> dict[str, dict]:
+    """The params of --defaults-file and --parameters-file, read before the script is imported: a file that
+    cannot be used stops the command (exit 2) before any of the script's code runs."""
+    files = {}
+    if command.defaults_file:
+        files["defaults_file"] = read_defaults_file(command.defaults_file)
+    if command.parameters_file:
+        files["parameters_file"] = read_parameters_file(command.parameters_file)
+    return files
+
+
+def resolved_params(module: ModuleType, command: CandleCommand, sets: dict, files: dict[str, dict],
+                    run_dir: str) -> tuple[dict, list[str]]:
+    """initialize_parameters(), then --defaults-file, --parameters-file (as given_files read them), --set; checked
+    against the script's additional_definitions and required (module attributes, or what it gave
+    initialize_parameters)."""
     benchmark.set_command_context(command.defaults_file and os.path.abspath(command.defaults_file))
     try:
         base = module.initialize_parameters()
@@ -162,9 +179,9 @@ def resolved_params(module: ModuleType, command: CandleCommand, sets: dict, run_
     used = benchmark.called_with.get("defaults_file")
     layers = [(f"defaults file {used}" if used else "initialize_parameters()", dict(base))]
     if command.defaults_file and used != os.path.abspath(command.defaults_file):
-        layers.append((f"--defaults-file {command.defaults_file}", read_defaults_file(command.defaults_file)))
+        layers.append((f"--defaults-file {command.defaults_file}", files["defaults_file"]))
     if command.parameters_file:
-        layers.append((f"--parameters-file {command.parameters_file}", read_parameters_file(command.parameters_file)))
+        layers.append((f"--parameters-file {command.parameters_file}", files["parameters_file"]))
     if sets:
         layers.append(("--set", sets))
     definitions = getattr(module, "additional_definitions", None) or benchmark.called_with.get("additional_definitions")
@@ -199,6 +216,7 @@ def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool
     from playground.candle.history import history_lists
     from playground.candle.run_folder import CandleRunFolder, activate
     from playground.checkpoints.preemption import Preempted
+    from playground.outputs.run_folder_lock import hold_run_folder
     from playground.outputs.run_log import close_logging, setup_logging
     from playground.launch import deferred_dynamo
     from playground.launch.spawn import fenced_line
@@ -209,6 +227,7 @@ def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool
     folder = CandleRunFolder(run_dir, script)
     folder.test_mode = test
     try:
+        hold_run_folder(run_dir)     # one live run per folder: another is refused (exit 2) before anything is written
         folder.write_opts(params)
     except OSError as err:
         print(f"playground candle: error: --run-dir {run_dir}: cannot write there: {err.strerror}", file=sys.stderr)
@@ -229,8 +248,9 @@ def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool
         with recorded_checkpoint_values(folder):
             returned = module.run(params)
         lists = history_lists(returned)
-        if not folder.records:      # what the checkpoint callback was given, else the history, else the log lines
-            folder.records_from_history(lists or printed.lists())
+        # what the checkpoint callback was given, then what the history and the printed lines add to it
+        folder.add_lists(lists)
+        folder.add_lists(printed.lists())
         folder.model_path = folder.model_path or candle_lib_last_checkpoint(params)
         folder.write_results(lists)
         log.info("done: results in %s", folder.outputs.results_path)
@@ -268,7 +288,7 @@ def final_metrics_line(records: list[dict]) -> str:
         return ("final metrics: none (the script returned no history, gave no values to a checkpoint callback "
                 "and printed no epoch lines playground reads; docs/candle.md, Metrics)")
     last = records[-1]
-    values = ", ".join(f"{k} {v:.6g}" if isinstance(v, float) else f"{k} {v}" for k, v in last.items()
+    values = ", ".join(f"{k} {v!r}" for k, v in last.items()
                        if k not in ("index", "kind", "epoch", "epochs", "samples", "wall_time"))
     return f"final metrics (after epoch {last['epoch'] + 1}): {values or 'none'}"
 

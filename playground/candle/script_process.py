@@ -3,17 +3,23 @@
 - `sys.argv` is the script's own command line, `[script, --key, value, ...]`: the run's folders first, then
   every `--set` (a list gives one token per item, as CANDLE's `--dense 1500 500`), so candle_lib's
   `finalize_parameters` (or any argv parser) reads the same params the command checked.
+- Relative output paths (`save_path`, `logfile`, `output_dir`, `ckpt_directory`, from the defaults file or
+  `--set`) are inside the run folder, not the working folder (outputs_inside).
 - The run's folders in CANDLE's keys: `output_dir` (`<run-dir>/output`; candle_lib appends
   `<experiment_id>/<run_id>`), `experiment_id` (the run folder's parent's name), `run_id` (the run folder's
   name) and `ckpt_directory` (`<run-dir>/checkpoints`), unless `--set` names them; and `CANDLE_DATA_DIR`
   (`<run-dir>/data`) when the environment does not set it. So no two runs, and no two trials, share an output
   or a checkpoint folder, and a run resumes only its own checkpoints.
-- `import candle` gives candle_lib when it is installed, else playground's implementation of its API
-  (playground/compat/candle): that folder is put first on sys.path for this script only.
+- `import candle` gives the user's `candle` whenever one can be imported: candle_lib installed, Benchmarks'
+  `common/candle` on PYTHONPATH or appended to sys.path by the script at run time, a `candle` beside the
+  script. Only when none can does it give playground's implementation of candle_lib's API
+  (playground/compat/candle): a finder placed last on sys.meta_path, so Python's own path search goes first,
+  whenever the import happens. It is removed when the script is done.
 """
 from __future__ import annotations
 
 import contextlib
+import importlib.abc
 import importlib.machinery
 import os
 import sys
@@ -33,6 +39,21 @@ def run_keys(run_dir: str) -> dict[str, str]:
     return {"output_dir": os.path.join(run_dir, "output"),
             "experiment_id": os.path.basename(os.path.dirname(run_dir)) or "EXP000",
             "run_id": os.path.basename(run_dir), "ckpt_directory": os.path.join(run_dir, "checkpoints")}
+
+
+# The params that name where a benchmark writes (P1B1 and P1B2 write `<save_path><ext>.log`, candle_lib its
+# output_dir, the checkpoint callback its ckpt_directory).
+OUTPUT_PATH_KEYS = ("save_path", "logfile", "output_dir", "ckpt_directory")
+
+
+def outputs_inside(params: dict, run_dir: str) -> None:
+    """Each relative path of OUTPUT_PATH_KEYS made relative to the run folder instead of the working folder
+    (a trailing '/' kept: benchmarks append file names to save_path), so no two runs share an output file; an
+    absolute path stays as given."""
+    for key in OUTPUT_PATH_KEYS:
+        value = params.get(key)
+        if isinstance(value, str) and value and not os.path.isabs(value):
+            params[key] = os.path.join(os.path.abspath(run_dir), value)
 
 
 def script_argv(script: str, sets: dict[str, Any], run_dir: str, config_file: str | None = None) -> list[str]:
@@ -57,11 +78,13 @@ def tokens(value: Any) -> list[str]:
     return [str(value)]
 
 
-def candle_lib_installed() -> bool:
-    """Whether `import candle` finds a candle package other than playground's (sys.modules aside, where an
-    earlier script of this process may have left playground's)."""
-    path = [p for p in sys.path if os.path.abspath(p or ".") != COMPAT_PATH]
-    return importlib.machinery.PathFinder.find_spec("candle", path) is not None
+class FallbackCandleFinder(importlib.abc.MetaPathFinder):
+    """Finds `candle` (playground's, in COMPAT_PATH) for an import that every finder before it failed to find."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname != "candle":
+            return None
+        return importlib.machinery.PathFinder.find_spec(fullname, [COMPAT_PATH])
 
 
 @contextlib.contextmanager
@@ -72,13 +95,21 @@ def script_process(argv: list[str], run_dir: str) -> Iterator[None]:
     sys.argv = list(argv)
     if data_dir_unset:
         os.environ["CANDLE_DATA_DIR"] = os.path.join(os.path.abspath(run_dir), "data")
-    if not candle_lib_installed():
-        sys.path.insert(0, COMPAT_PATH)
+    finder = FallbackCandleFinder()
+    _forget_playgrounds_candle()    # an earlier script of this process found no other: this one may
+    sys.meta_path.append(finder)
     try:
         yield
     finally:
         sys.argv = saved_argv
-        while COMPAT_PATH in sys.path:
-            sys.path.remove(COMPAT_PATH)
+        sys.meta_path.remove(finder)
+        _forget_playgrounds_candle()
         if data_dir_unset:
             os.environ.pop("CANDLE_DATA_DIR", None)
+
+
+def _forget_playgrounds_candle() -> None:
+    """Drop `candle` from sys.modules when it is playground's, so the next import searches the path again."""
+    module = sys.modules.get("candle")
+    if module is not None and module.__name__.startswith("playground."):
+        del sys.modules["candle"]

@@ -36,6 +36,7 @@ from playground.checkpoints.policy import SavePolicy
 from playground.checkpoints.preemption import Preempted, Preemption
 from playground.checkpoints.published import PublishedCheckpoints
 from playground.checkpoints.snapshot import Snapshot
+from playground.options.digest import changed_keys, opts_digest
 from playground.restarts.fence import Fence, Fenced
 
 
@@ -65,6 +66,8 @@ class Checkpointer:
         self.folder = os.path.abspath(folder)
         self.run_id = uuid.uuid4().hex[:12]
         self.opts_hash = opts_hash(opts)
+        # whose checkpoints these are: a run with other opts in another run folder refuses them (folder_owner.py)
+        self.owner = {"run_dir": os.path.abspath(run_dir), "opts_digest": opts_digest(opts)}
         self.policy = SavePolicy(self.output, opts["epoch_iter"]["num_epochs"])
         self.preemption = Preemption()
         self.fence = Fence.from_env(run_dir)
@@ -167,7 +170,7 @@ class Checkpointer:
         record = capture.record or {}
         return {"format": FORMAT, "version": VERSION, "file": os.path.basename(path), "kind": kind,
                 "epoch": epoch, "epoch_iter": epoch_iter, "global_iter": capture.global_iter,
-                "world_size": self.world_size, "run_id": self.run_id, "opts_hash": self.opts_hash,
+                "world_size": self.world_size, "run_id": self.run_id, "opts_hash": self.opts_hash, **self.owner,
                 "metadata": self.output["ckpt_metadata"], "metrics": {m: record.get(m) for m in self.metric_names},
                 "best_metric": self.policy.best_metric, "best_mode": self.policy.best_mode,
                 "best_value": self.policy.best_value, "is_best": best}
@@ -224,18 +227,6 @@ def opts_hash(opts: dict) -> str:
     return hashlib.sha256(json.dumps(opts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def changed_keys(old: dict, new: dict, prefix: str = "") -> list[str]:
-    """Dotted paths whose values differ between two opts trees, with `old -> new` for leaves."""
-    changed = []
-    for key in sorted(set(old) | set(new)):
-        a, b, path = old.get(key), new.get(key), f"{prefix}{key}"
-        if isinstance(a, dict) and isinstance(b, dict):
-            changed += changed_keys(a, b, path + ".")
-        elif a != b:
-            changed.append(f"{path} ({a!r} -> {b!r})")
-    return changed
-
-
 def _note_failure(folder: str, path: str, error: BaseException) -> None:
     try:
         append_log(folder, f"FAILED {os.path.basename(path)}: {error}")
@@ -243,4 +234,4 @@ def _note_failure(folder: str, path: str, error: BaseException) -> None:
         pass
 
 
-__all__ = ["Checkpointer", "CheckpointError", "Preempted", "StateCapture"]
+__all__ = ["Checkpointer", "CheckpointError", "Preempted", "StateCapture", "changed_keys"]

@@ -30,7 +30,8 @@ def _own_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--parameters-file", metavar="FILE",
                         help='params as a JSON object ({"epochs": 3, ...}), or a run folder\'s opts.json')
     parser.add_argument("--set", metavar="KEY=VALUE", action="append", default=[], dest="sets",
-                        help="override one param (repeatable); VALUE is a JSON literal, else a string")
+                        help="override one param (repeatable); VALUE is a JSON literal, else a Python literal, else "
+                             "the text as written")
     parser.add_argument("--run-dir", metavar="DIR",
                         help="the run folder (default runs/<script>-<timestamp>); reuse it to resume a run")
     parser.add_argument("--test", action="store_true",

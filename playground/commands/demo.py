@@ -22,8 +22,8 @@ TARGET_TOP1 = 0.97
 
 
 def main(argv: list[str] | None = None) -> int:
-    from playground.cli import main as playground_main
-    from playground.cli import run_main
+    from playground.commands import make_lmdb, run
+    from playground.commands.dispatch import command_parser, run_command
     from playground.launch.prepare import default_run_dir
     from playground.processes.exit_codes import EXIT_DONE
 
@@ -36,15 +36,17 @@ def main(argv: list[str] | None = None) -> int:
     if not (os.path.isdir(train) and os.path.isdir(test)):
         print(f"building the digits LMDBs in {args.data} (scikit-learn's handwritten digits, "
               f"{TEST_FRACTION:.0%} held out for testing)")
-        build = ["make-lmdb", "--digits", args.data, "--test-fraction", str(TEST_FRACTION), "--seed", str(SPLIT_SEED)]
-        code = playground_main(build + (["--overwrite"] if os.path.exists(args.data) else []))
+        build = ["--digits", args.data, "--test-fraction", str(TEST_FRACTION), "--seed", str(SPLIT_SEED)]
+        build += ["--overwrite"] if os.path.exists(args.data) else []
+        code = run_command(make_lmdb, command_parser(make_lmdb, "playground make-lmdb").parse_args(build))
         if code != EXIT_DONE:
             return code
     run_dir = os.path.abspath(args.run_dir or os.path.join(REPO, default_run_dir("digits_resnet")))
     print(f"training a ResNet-18 (small stem) on the digits on the CPU; run folder {run_dir}")
     started = time.time()
-    code = run_main(["--parameters-file", EXPERIMENT, "--run-dir", run_dir, "--set", f"input.train_input_path={train}",
-                     "--set", f"input.test_input_path={test}", *run_args])
+    words = ["--parameters-file", EXPERIMENT, "--run-dir", run_dir, "--set", f"input.train_input_path={train}",
+             "--set", f"input.test_input_path={test}", *run_args]
+    code = run_command(run, command_parser(run, "playground run").parse_args(words))
     if code == EXIT_DONE:
         _report(run_dir, time.time() - started)
     return code

@@ -29,22 +29,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--parameters-file", metavar="FILE",
                         help="opts to evaluate with (default: the run's opts.json, else the checkpoint's own opts)")
     parser.add_argument("--set", metavar="SECTION.KEY=VALUE", action="append", default=[], dest="sets",
-                        help="override one key of those opts (repeatable); VALUE is a JSON literal, else a string")
+                        help="override one key of those opts (repeatable); VALUE as for playground run --set")
     parser.add_argument("--run-dir", metavar="DIR", help="the evaluation's folder (default RUN_DIR/eval-<time>)")
 
 
 def main(args: argparse.Namespace) -> int:
-    from playground.options.layers import OptsError, load_blob_file, parse_set, set_path
+    from playground.options.layers import OptsError, load_blob_file, sets_layer
     from playground.options.registry import ComponentError
     from playground.launch.prepare import default_run_dir, prepare
 
     try:
         checkpoint, run_dir = find_checkpoint(args.target)
         base = load_blob_file(args.parameters_file) if args.parameters_file else base_opts(checkpoint, run_dir)
-        sets: dict = {}
-        for item in args.sets:
-            path, value = parse_set(item)
-            set_path(sets, path, value)
+        sets = sets_layer(args.sets)
         out = args.run_dir or (os.path.join(run_dir, f"eval-{time.strftime('%Y%m%d-%H%M%S')}") if run_dir
                                else default_run_dir("eval"))
         layers = [(args.parameters_file or "the run's opts", base), ("playground eval", eval_layer(checkpoint, out))]

@@ -27,7 +27,8 @@ def main(args: argparse.Namespace) -> int:
     import tempfile
 
     from playground.commands.eval import EvalError, base_opts, find_checkpoint
-    from playground.options.layers import OptsError, parse_set, set_path
+    from playground.options.layers import OptsError, set_path
+    from playground.options.user_input.set_items import split_sets
     from playground.launch.jobs import Predict
     from playground.options.registry import ComponentError
     from playground.launch.prepare import prepare
@@ -43,8 +44,8 @@ def main(args: argparse.Namespace) -> int:
         sets: dict = {"output": {"ckpt_restart_mode": "off", "tensorboard": False, "profile_num_iters": 0}}
         if args.input:
             set_path(sets, "input.test_input_path", os.path.abspath(args.input))
-        for item in args.sets:
-            set_path(sets, *parse_set(item))
+        for path, value in split_sets(args.sets):
+            set_path(sets, path, value)
         prepared = prepare([(args.source, opts), ("--set", sets)], run_dir=work_dir)
     except (EvalError, OptsError, ComponentError) as err:
         print(f"playground predict: error: {err}", file=sys.stderr)

@@ -27,8 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--defaults-file", metavar="INI",
                         help="CANDLE-style defaults applied beneath the opts ([Global_Params] with dotted keys)")
     parser.add_argument("--set", metavar="SECTION.KEY=VALUE", action="append", default=[], dest="sets",
-                        help="override one key (repeatable); VALUE is a JSON literal, else a string; for an "
-                             "EXPERIMENT.yaml, one hyperparameter (dotted for a nested group)")
+                        help="override one key (repeatable); VALUE is a JSON literal, else a Python literal (True, "
+                             "None, 'text'), else the text as written; for an EXPERIMENT.yaml, one hyperparameter "
+                             "(dotted for a nested group)")
     parser.add_argument("--shard-id", type=int, metavar="N", help="this host's index when num_shards > 1")
     parser.add_argument("--run-dir", metavar="DIR",
                         help="the run folder (default runs/<name>-<timestamp>); reuse it to resume a run")
@@ -36,7 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="make every key that no component declares an error (else a warning outside the "
                              "framework's own sections)")
     parser.add_argument("--resume", action="store_true",
-                        help="resume the newest run folder under runs/ that has the same resolved opts")
+                        help="resume the newest run folder under runs/ that has the same resolved opts (with "
+                             "--run-dir: that folder); also lets a run resume output.checkpoint_folder's last "
+                             "checkpoint where another run, with other opts, wrote it (refused without --resume)")
     parser.add_argument("--max-restarts", type=int, default=None, metavar="N",
                         help="run the same command again (same run folder, resuming its last checkpoint) after up "
                              "to N failed attempts; exit 75 (preempted) is continued for free, exit 2 never, and a "
@@ -126,8 +129,9 @@ def resume_command(args: argparse.Namespace, run_dir: str) -> str:
 
 
 def rerun_words(args: argparse.Namespace, run_dir: str, python: str = "python") -> list[str]:
-    """This command as words, with --run-dir `run_dir` (not --resume, not --max-restarts): each attempt of
-    `--max-restarts` runs it, and a stopped run is resumed by it."""
+    """This command as words, with --run-dir `run_dir` (not --max-restarts; --resume kept, as the permission to
+    resume another run's checkpoints): each attempt of `--max-restarts` runs it, and a stopped run is resumed by
+    it."""
     import os
     if os.path.basename(sys.argv[0]) == "AnyExpOnTerm.py":
         entry = [python, sys.argv[0]]
@@ -143,6 +147,8 @@ def rerun_words(args: argparse.Namespace, run_dir: str, python: str = "python") 
         words += ["--shard-id", str(args.shard_id)]
     if getattr(args, "strict", False):
         words.append("--strict")
+    if getattr(args, "resume", False):
+        words.append("--resume")
     if getattr(args, "module_map", None):
         words += ["--module-map", args.module_map]
     return words + ["--run-dir", run_dir]

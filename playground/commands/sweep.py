@@ -7,10 +7,12 @@
   playground sweep status DIR | summary DIR [--rebuild] | plots DIR
   playground sweep pause DIR | resume DIR              stop running trials after a checkpoint / allow them again
   playground sweep continue DIR ID --set KEY=VALUE     a new trial continuing trial ID from its latest checkpoint
-  playground sweep submit DIR [--spec SPEC] --slurm   one sbatch job array of agents, submitted, returned from
+  playground sweep submit DIR [--spec SPEC] --slurm   one sbatch job array of agents, submitted (returns at
+                                                      once; --allow-failed-trials is passed on to every agent)
   playground sweep serve DIR [--host H] [--port P]     serve the study to agents on other hosts (gRPC proxy)
 
-Exit codes: 0 done, 2 unusable spec, upf or opts (nothing was started), 75 stopped (re-run to continue).
+Exit codes: 0 done, every trial complete or pruned; 1 done with failed trials (0 with --allow-failed-trials), or
+a failure while it ran; 2 unusable spec, upf or opts (nothing was started); 75 stopped (re-run to continue).
 """
 from __future__ import annotations
 
@@ -41,6 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--test", action="store_true",
                      help="run the whole machinery on one tiny trial in a temporary folder and check the objective")
     run.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_allow_failed_argument(run)
     add_storage_argument(run)
     add_sweep_module_map_argument(run)
     agent = sub.add_parser(
@@ -55,6 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_storage_argument(agent)
     add_sweep_module_map_argument(agent)
     agent.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_allow_failed_argument(agent)
     serve = sub.add_parser("serve", help="serve the sweep's journal to agents on other hosts (gRPC proxy)",
                            description="Serve DIR's study journal to agents on other hosts through Optuna's gRPC "
                            "storage proxy, as the journal's single writer; prints the URL to give them "
@@ -112,8 +116,17 @@ def _add_submit(sub: argparse._SubParsersAction) -> None:
                         help="an sbatch option for every task, e.g. --sbatch-arg=--partition=gpu (repeatable; "
                              "replaces a default of the same option)")
     submit.add_argument("--dry-run", action="store_true", help="print the script; write and submit nothing")
+    add_allow_failed_argument(submit, "each agent exits 0 (its array task COMPLETED) when the sweep is done even "
+                                      "if some trials failed (by default it exits 1: the task ends FAILED)")
     add_storage_argument(submit)
     add_sweep_module_map_argument(submit)
+
+
+def add_allow_failed_argument(parser: argparse.ArgumentParser, text: str | None = None) -> None:
+    """--allow-failed-trials, for the commands that run trials (run, agent) or start agents (submit)."""
+    parser.add_argument("--allow-failed-trials", action="store_true",
+                        help=text or "exit 0 when the sweep is done even if some trials failed (by default it exits 1, "
+                                     "its last line naming them)")
 
 
 def add_storage_argument(parser: argparse.ArgumentParser) -> None:
@@ -191,8 +204,9 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.sweep_command == "submit":
         from playground.sweeps.operations.slurm import SlurmRequest, submit
         _check_storage_argument(args)
-        return submit(args.sweep_dir, SlurmRequest(args.agents, args.workers_per_agent, args.gpus, args.sbatch_args),
-                      dry_run=args.dry_run, spec_file=args.spec, storage=args.storage)
+        request = SlurmRequest(args.agents, args.workers_per_agent, args.gpus, args.sbatch_args,
+                               allow_failed_trials=args.allow_failed_trials)
+        return submit(args.sweep_dir, request, dry_run=args.dry_run, spec_file=args.spec, storage=args.storage)
     if args.sweep_command in ("status", "summary", "plots"):
         _check_storage_argument(args)
     if args.sweep_command == "summary":
@@ -248,7 +262,8 @@ def _run(args: argparse.Namespace) -> int:
         return self_test(spec)
     prepared = prepare_sweep(spec)
     workers = args.workers or spec.searcher.get("max_concurrent_trials") or 1
-    return run_sweep(prepared, sweep_dir, workers, quiet=args.quiet, storage=args.storage)
+    return run_sweep(prepared, sweep_dir, workers, quiet=args.quiet, storage=args.storage,
+                     allow_failed=args.allow_failed_trials)
 
 
 def _agent(args: argparse.Namespace) -> int:
@@ -257,4 +272,5 @@ def _agent(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise SweepError("--workers must be at least 1")
     _check_storage_argument(args)
-    return run_agent(args.sweep_dir, args.workers, quiet=args.quiet, storage=args.storage)
+    return run_agent(args.sweep_dir, args.workers, quiet=args.quiet, storage=args.storage,
+                     allow_failed=args.allow_failed_trials)

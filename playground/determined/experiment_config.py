@@ -18,6 +18,7 @@ from playground.determined.hyperparameters import check_hyperparameters, fixed_v
 from playground.determined.searcher_config import check_length, check_searcher
 from playground.options.did_you_mean import did_you_mean
 from playground.options.layers import OptsError
+from playground.options.user_input.user_files import read_yaml as read_user_yaml
 
 DEFAULT_MAX_RESTARTS = 5          # Determined's default
 IGNORED = {   # key -> why it means nothing here (listed once in a note)
@@ -103,22 +104,9 @@ def is_experiment(data: Any) -> bool:
 
 
 def read_yaml(path: str) -> tuple[Any, str]:
-    """(the parsed YAML, its text); a file that cannot be read or parsed is an ExperimentConfigError with its
-    line and column."""
-    import yaml
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as err:
-        raise ExperimentConfigError(f"{path}: cannot read the experiment configuration: {err.strerror}") from None
-    try:
-        return yaml.safe_load(text), text
-    except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ExperimentConfigError(f"{path}{where}: not valid YAML: {err.problem or err.context}") from None
-    except yaml.YAMLError as err:
-        raise ExperimentConfigError(f"{path}: not valid YAML: {err}") from None
+    """(the parsed YAML, its text), read by the one reader of user files (bounded size and alias expansion,
+    UTF-8); a file that cannot be read or parsed is an ExperimentConfigError with its line and column."""
+    return read_user_yaml(path, "the experiment configuration", path, ExperimentConfigError)
 
 
 def load_experiment(path: str) -> Experiment:
@@ -132,18 +120,18 @@ def parse_experiment(data: Any, path: str, text: str = "") -> Experiment:
     if not is_experiment(data):
         raise ExperimentConfigError(f"{path}: not a Determined experiment configuration (no `entrypoint` key); "
                                     "an opts file is run with --parameters-file")
-    config = {k: v for k, v in data.items() if v is not None}
     problems: list[str] = []
+    config = _named_keys({k: v for k, v in data.items() if v is not None}, problems)
     ignored = _check_keys(config, problems)
     searcher = check_searcher(config.get("searcher"), problems)
     check_hyperparameters(config.get("hyperparameters"), problems, grid=searcher.get("name") == "grid")
     max_restarts = _whole(config, "max_restarts", DEFAULT_MAX_RESTARTS, 0, problems)
     records = _whole(config, "records_per_epoch", 0, 0, problems)
-    slots = max(_whole(config.get("resources") or {}, "slots_per_trial", 1, 0, problems, "resources."), 1)
+    slots = max(_whole(_mapping(config, "resources"), "slots_per_trial", 1, 0, problems, "resources."), 1)
     hparams = config.get("hyperparameters") if isinstance(config.get("hyperparameters"), dict) else {}
     _check_batch_size(hparams, slots, problems)
     checkpoint_dir = _checkpoint_dir(config.get("checkpoint_storage"), os.path.dirname(path), problems)
-    env = _environment_variables((config.get("environment") or {}).get("environment_variables"), problems)
+    env = _environment_variables(_mapping(config, "environment").get("environment_variables"), problems)
     if problems:
         lines = _key_lines(text)
         raise ExperimentConfigError([_located(path, p, lines) for p in problems])
@@ -158,7 +146,7 @@ def _check_keys(config: dict, problems: list[str]) -> list[str]:
         hint = did_you_mean(key, sorted(HONOURED | set(IGNORED)))
         problems.append(f"{key}: not a key of Determined's experiment configuration{'; ' + hint if hint else ''}")
     ignored = [key for key in sorted(set(config) & set(IGNORED)) if key != "debug" or config[key]]
-    problem = entrypoint_problem(config["entrypoint"])
+    problem = entrypoint_problem(config.get("entrypoint"))
     if problem:
         problems.append(problem)
     for section in SUB_HONOURED:
@@ -169,6 +157,26 @@ def _check_keys(config: dict, problems: list[str]) -> list[str]:
             check_length(config[key], key, problems)
     _check_metadata(config, problems)
     return ignored
+
+
+def _named_keys(config: dict, problems: list[str]) -> dict:
+    """The configuration less every key that is not a name (at the top and in each section), each a problem:
+    a number or null as a key would reach the checks below as a key they cannot compare or spell-check."""
+    def named(mapping: dict, prefix: str) -> dict:
+        problems.extend(f"{prefix}{key!r}: a key must be a name (a string), got {key!r}" for key in mapping
+                        if not isinstance(key, str))
+        return {key: value for key, value in mapping.items() if isinstance(key, str)}
+    out = named(config, "")
+    for section in ("searcher", *SUB_HONOURED):
+        if isinstance(out.get(section), dict):
+            out[section] = named(out[section], f"{section}.")
+    return out
+
+
+def _mapping(config: dict, section: str) -> dict:
+    """The section when it is a mapping, else {} (_check_section names a section of another type)."""
+    value = config.get(section)
+    return value if isinstance(value, dict) else {}
 
 
 def _check_batch_size(hparams: dict, slots: int, problems: list[str]) -> None:

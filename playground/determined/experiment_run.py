@@ -18,6 +18,7 @@ import sys
 from playground.determined.experiment_config import Experiment, ExperimentConfigError, is_experiment, \
     load_experiment, read_yaml
 from playground.determined.trial_setup import cluster_info, parse_sets, trial_hparams
+from playground.outputs.run_folder_lock import hold_run_folder
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED
 
 REFUSED = (("--defaults-file", "defaults_file"), ("--shard-id", "shard_id"), ("--resume", "resume"),
@@ -57,6 +58,7 @@ def run_experiment(path: str, args: argparse.Namespace) -> int:
     if args.dry_run:
         print(describe(experiment, command, run_dir, max_restarts, info))
         return EXIT_DONE
+    hold_run_folder(run_dir)     # one live run per folder; the entrypoint's ranks are this run's (they hold nothing)
     os.environ.update(experiment.environment_variables)
     try:
         from playground.determined.command_run import run_command

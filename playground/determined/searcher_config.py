@@ -43,9 +43,9 @@ def check_searcher(raw: Any, problems: list[str]) -> dict:
         problems.append("searcher: required, a mapping with name (single, random, grid, adaptive_asha) and metric")
         return {}
     name = raw.get("name")
-    if name not in SEARCHERS:
+    if not isinstance(name, str) or name not in SEARCHERS:   # a list or a mapping is no name (nor hashable)
         hint = ""
-        if name in LEGACY:
+        if isinstance(name, str) and name in LEGACY:
             hint = (f"; {name} was removed from Determined, use {LEGACY[name]}" if LEGACY[name] else
                     "; a custom searcher runs on Determined's master, which a local run does not have")
         problems.append(f"searcher.name: {name!r} is not supported{hint} (supported: {', '.join(SEARCHERS)})")

@@ -11,24 +11,13 @@ from playground.determined.experiment_config import Experiment, ExperimentConfig
 from playground.determined.hyperparameters import fixed_values, flatten, nest, per_slot_batch_size, \
     sampled_names, value_problem
 from playground.options.did_you_mean import did_you_mean
+from playground.options.user_input.set_items import HPARAM_KEY, split_sets
 
 
 def parse_sets(items: list[str]) -> dict[str, Any]:
-    """`name=value` items (value a JSON literal, else the plain string) as a mapping; malformed ones are errors."""
-    values, problems = {}, []
-    for item in items:
-        name, sep, text = item.partition("=")
-        name = name.strip()
-        if not sep or not name or not all(name.split(".")):
-            problems.append(f"--set {item!r}: expected HPARAM=VALUE (dotted for a nested group: optimizer.lr=0.1)")
-            continue
-        try:
-            values[name] = json.loads(text)
-        except json.JSONDecodeError:
-            values[name] = text
-    if problems:
-        raise ExperimentConfigError(problems)
-    return values
+    """`name=value` items (options/user_input/set_items.py: dotted for a nested group) as a mapping; malformed
+    ones are errors."""
+    return dict(split_sets(items, HPARAM_KEY, ExperimentConfigError))
 
 
 def trial_hparams(experiment: Experiment, sets: dict[str, Any]) -> dict:

@@ -1,9 +1,13 @@
 """Turns a command line into a prepared run: layered and validated opts, the run folder, the plan.
 
 Nothing here starts a process or touches data; the only file written is `<run-dir>/opts.json` (the resolved
-opts, from which `--parameters-file <run-dir>/opts.json` reproduces the run), and not even that for a dry run
-or for an attempt that a later claim already superseded (raises Fenced: playground/restarts/fence.py).
-`--resume` picks the newest folder under runs/ whose opts.json holds the same resolved opts.
+opts, from which `--parameters-file <run-dir>/opts.json` reproduces the run), and not even that for a dry run,
+for an attempt that a later claim already superseded (raises Fenced: playground/restarts/fence.py), or while
+another live run holds the folder (raises RunFolderBusy: playground/outputs/run_folder_lock.py; this process
+holds it from here to the command's end).
+`--resume` picks the newest folder under runs/ whose opts.json holds the same resolved opts (or with --run-dir
+names it), and lets the run resume a checkpoint folder that holds another run's checkpoints
+(playground/checkpoints/folder_owner.py: refused without it).
 """
 from __future__ import annotations
 
@@ -16,11 +20,11 @@ import time
 from dataclasses import dataclass
 
 from playground.outputs.atomic_files import write_json
+from playground.outputs.run_folder_lock import hold_run_folder
 from playground.options.builtin import BUILTIN_OPTS, SECTIONS
 from playground.options.loader import ResolvedOpts, resolve_opts
 from playground.options.digest import opts_digest, same_experiment
-from playground.options.layers import (OptsError, load_blob, load_blob_file, load_defaults_file, parse_set,
-                                    set_path)
+from playground.options.layers import OptsError, load_blob, load_blob_file, load_defaults_file, sets_layer
 from playground.launch.plan import Plan, make_plan
 from playground.restarts.fence import Fence
 
@@ -47,10 +51,7 @@ def layers_from_args(args: argparse.Namespace) -> list[tuple[str, dict]]:
         layers.append((args.parameters_file, load_blob_file(args.parameters_file)))
     else:
         layers.append(("--parameters-json", load_blob(args.parameters_json, "--parameters-json")))
-    sets: dict = {}
-    for item in args.sets:
-        path, value = parse_set(item)
-        set_path(sets, path, value)
+    sets = sets_layer(args.sets)
     if sets:
         layers.append(("--set", sets))
     if args.shard_id is not None:
@@ -76,8 +77,6 @@ def prepare_run(args: argparse.Namespace) -> PreparedRun:
     layers = layers_from_args(args)
     name = os.path.splitext(os.path.basename(args.parameters_file))[0] if args.parameters_file else None
     resume = getattr(args, "resume", False)
-    if resume and args.run_dir:
-        raise OptsError("--resume and --run-dir: give one (--resume finds the folder, --run-dir names it)")
     return prepare(layers, run_dir=args.run_dir, name=name, dry_run=getattr(args, "dry_run", False),
                    resume=resume, strict=getattr(args, "strict", False))
 
@@ -85,23 +84,31 @@ def prepare_run(args: argparse.Namespace) -> PreparedRun:
 def prepare(layers: list[tuple[str, dict]], run_dir: str | None = None, name: str | None = None,
             dry_run: bool = False, resume: bool = False, strict: bool = False) -> PreparedRun:
     """Validate `layers` and write the resolved opts into the run folder (created when missing, unless
-    `dry_run`); `resume` reuses the newest run folder of the same opts; `strict` refuses undeclared keys."""
+    `dry_run`); `resume` reuses the newest run folder of the same opts when `run_dir` is None, and may resume
+    another run's checkpoints in output.checkpoint_folder; `strict` refuses undeclared keys."""
     resolved = resolve_opts(layers, strict=strict)
     opts = resolved.opts
-    if resume:
+    if resume and not run_dir:
         run_dir = latest_run_dir(opts)
     run_dir = os.path.abspath(run_dir or default_run_dir(name or opts["model"]["model_name_py"]))
     plan = make_plan(resolved, run_dir)
+    _check_checkpoint_owner(opts, plan.checkpoint_folder, run_dir, resume, resolved.warnings)
     _check_pretrained(opts, plan.checkpoint_folder)
     opts_file = os.path.join(run_dir, "opts.json")
-    if plan.topology.shard_id == 0 and not dry_run:
+    if owns_run_folder(plan) and not dry_run:
         Fence.from_env(run_dir).check("opts.json")
         try:
-            os.makedirs(run_dir, exist_ok=True)
+            hold_run_folder(run_dir)      # a live run there: RunFolderBusy (exit 2) before anything is written
             write_json(opts_file, _with_module_map({"opts": opts}))
         except OSError as err:
             raise OptsError(f"--run-dir {run_dir}: cannot write the resolved opts there: {err.strerror}") from None
     return PreparedRun(resolved=resolved, run_dir=run_dir, opts_file=opts_file, plan=plan)
+
+
+def owns_run_folder(plan: Plan) -> bool:
+    """Whether this process owns the run folder (holds it, writes opts.json): the launcher of the first host, or
+    rank 0 when torchrun or Slurm started every rank (the other ranks share the folder)."""
+    return plan.topology.shard_id == 0 and not plan.topology.given_rank
 
 
 def _with_module_map(blob: dict) -> dict:
@@ -109,6 +116,21 @@ def _with_module_map(blob: dict) -> dict:
     from playground.options.registry import chosen_module_map
     path = chosen_module_map()
     return dict(blob, module_map=path) if path else blob
+
+
+def _check_checkpoint_owner(opts: dict, folder: str, run_dir: str, resume: bool, warnings: list[str]) -> None:
+    """A checkpoint folder holding another run's checkpoints is resumed only with --resume (folder_owner.py)."""
+    from playground.checkpoints.folder_owner import foreign_checkpoint, is_readme_placeholder
+    if opts["output"]["checkpoint_folder"] and is_readme_placeholder(folder):
+        warnings.append(f"opts.output.checkpoint_folder: {folder} is the placeholder path of Caffe2's README: every "
+                        "run that keeps it checkpoints into that one folder (a run with other opts refuses the "
+                        "checkpoints another run left there); leave it empty to keep each run's checkpoints in its "
+                        "run folder")
+    if resume or opts["output"]["ckpt_restart_mode"] == "off":
+        return
+    problem = foreign_checkpoint(folder, run_dir, opts)
+    if problem:
+        raise OptsError(problem)
 
 
 def _check_pretrained(opts: dict, checkpoint_folder: str) -> None:
@@ -137,8 +159,9 @@ def default_run_dir(name: str) -> str:
 
 
 
-def latest_run_dir(opts: dict, runs: str = "runs") -> str:
-    """The newest folder under `runs` whose opts.json holds these resolved opts; says which on stderr."""
+def latest_run_dir(opts: dict, runs: str = "runs") -> str | None:
+    """The newest folder under `runs` whose opts.json holds these resolved opts; says which on stderr. None (a new
+    folder) where none does but output.checkpoint_folder has a checkpoint to resume."""
     digest = opts_digest(opts)
     matches = []
     for path in glob.glob(os.path.join(runs, "*", "opts.json")):
@@ -149,6 +172,12 @@ def latest_run_dir(opts: dict, runs: str = "runs") -> str:
             continue  # not a run folder of ours, or one being written
         if isinstance(theirs, dict) and same_experiment(opts, theirs):
             matches.append((os.path.getmtime(path), os.path.dirname(path)))
+    folder = opts["output"]["checkpoint_folder"]
+    if not matches and folder and os.path.lexists(os.path.join(folder, "last")):
+        print(f"playground: --resume: no run folder under {os.path.abspath(runs)} holds these opts (hash {digest}); "
+              f"a new one resumes the checkpoint of output.checkpoint_folder {os.path.abspath(folder)}",
+              file=sys.stderr)
+        return None
     if not matches:
         raise OptsError(f"--resume: no run folder under {os.path.abspath(runs)} holds these opts (hash {digest}); "
                         "start without --resume, or name the folder with --run-dir")

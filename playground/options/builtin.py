@@ -30,7 +30,7 @@ METRIC = Record("a metric", {
 EARLY_STOPPING = Record("early stopping", {
     "metric": (Str(), True, NO_DEFAULT),
     "mode": (Nullable(Choice(["min", "max"])), False, None),
-    "patience": (Int(1), False, 3),
+    "patience": (Int(0), False, 3),
     "min_delta": (Float(0), False, 0.0),
 })
 
@@ -172,7 +172,8 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
     _o("epoch_iter.record_points_at", Choice(["interval_end", "caffe2"]), "interval_end",
        help="When interval record points fire in an epoch (N = num_train_iteration_per_test): interval_end, after "
             "iterations N-1, 2N-1, ... (each point closes N iterations); caffe2, after iterations 0, N, 2N, ... as "
-            "the original (epoch_iter % N == 0), so plots line up with its runs'."),
+            "the original (epoch_iter % N == 0), each record's epochs its fract_epoch (epoch + epoch_iter / iterations "
+            "per epoch), so plots line up with its runs'."),
     # ---------------------------------------------------------------- distributed
     _o("distributed.num_shards", Int(1), need=M, help="Number of hosts running the same command."),
     _o("distributed.shard_id", Int(0), 0,
@@ -200,7 +201,9 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
             "dict holds the last checkpoint path and the metrics lists)."),
     _o("output.gen_checkpoint_path_py", ComponentName("checkpoint_path"), "",
        help="Component deciding each checkpoint's path; empty uses checkpoint_folder/model_checkpoint_epoch{N}.pt."),
-    _o("output.checkpoint_folder", Str(), "", help="Where checkpoints go; empty means <run-dir>/checkpoints."),
+    _o("output.checkpoint_folder", Str(), "",
+       help="Where checkpoints go; empty means <run-dir>/checkpoints. A relative path is relative to the working "
+            "directory (a sweep's trial: to its run folder)."),
     _o("output.metrics", ListOf(METRIC), [],
        help="Meters to record: name, meter_py, meter_kargs, is_train, and mode (min or max: which way the metric "
             "improves, for best values, ckpt_save_best and early stopping; null: the meter class's "
@@ -209,7 +212,8 @@ BUILTIN_OPTS: tuple[Opt, ...] = (
        help="Plots drawn at the end: x (a metric, or empty for epochs), x_title, ys (metrics), y_title."),
     _o("output.early_stopping", Nullable(EARLY_STOPPING), None,
        help="Stop training when `metric` has not improved by more than `min_delta` for `patience` consecutive full "
-            "test passes (epoch ends); `mode` min or max, null: the metric's mode. The state is checkpointed (a "
+            "test passes (epoch ends; patience 0 stops at the first, as 1 does, as in Keras and Lightning); `mode` "
+            "min or max, null: the metric's mode. The state is checkpointed (a "
             "resumed run stops where an uninterrupted one does) and results.json reports it. null: off."),
     _o("output.tensorboard", Bool(), False,
        help="Also write TensorBoard event files to <run-dir>/tensorboard: each record point's values, learning rate, "

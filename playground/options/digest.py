@@ -43,3 +43,15 @@ def _with_added_keys(theirs: Any, ours: Any, path: str) -> Any:
     elif isinstance(theirs, list) and isinstance(ours, list) and len(theirs) == len(ours):
         return [_with_added_keys(t, o, path) for t, o in zip(theirs, ours)]
     return theirs
+
+
+def changed_keys(old: dict, new: dict, prefix: str = "") -> list[str]:
+    """Dotted paths whose values differ between two opts trees, with `old -> new` for leaves."""
+    changed = []
+    for key in sorted(set(old) | set(new)):
+        a, b, path = old.get(key), new.get(key), f"{prefix}{key}"
+        if isinstance(a, dict) and isinstance(b, dict):
+            changed += changed_keys(a, b, path + ".")
+        elif a != b:
+            changed.append(f"{path} ({a!r} -> {b!r})")
+    return changed

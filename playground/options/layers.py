@@ -6,27 +6,13 @@ so that validation errors can say where a bad value came from.
 """
 from __future__ import annotations
 
-import ast
-import configparser
 import json
 from typing import Any, Callable
 
-from playground.processes.exit_codes import UserError
-
-
-class OptsError(UserError, ValueError):
-    """The opts are unusable; `problems` holds one line per problem, each naming where it is."""
-
-    heading = "problems in the opts"
-
-    def __init__(self, problems: list[str] | str) -> None:
-        self.problems = [problems] if isinstance(problems, str) else list(problems)
-        super().__init__("\n".join(self.problems))
-
-    def __str__(self) -> str:
-        if len(self.problems) == 1:
-            return self.problems[0]
-        return f"{len(self.problems)} {self.heading}:\n" + "\n".join(f"  - {p}" for p in self.problems)
+from playground.options.opts_error import OptsError
+from playground.options.user_input.set_items import parse_value, split_sets
+from playground.options.user_input.set_items import split_set as parse_set  # noqa: F401 - the name callers import
+from playground.options.user_input.user_files import read_ini, read_text
 
 
 def load_blob(text: str, origin: str) -> dict:
@@ -48,12 +34,8 @@ def load_blob(text: str, origin: str) -> dict:
 
 
 def load_blob_file(path: str) -> dict:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as err:
-        raise OptsError(f"--parameters-file {path}: cannot read it: {err.strerror}") from None
-    return load_blob(text, path)
+    """`{"opts": {...}}` from a file given as --parameters-file (read by the one reader of user files)."""
+    return load_blob(read_text(path, "the opts file", f"--parameters-file {path}", OptsError), path)
 
 
 def load_defaults_file(path: str, sections: tuple[str, ...], known_paths: list[str] | Callable[[], list[str]]) -> dict:
@@ -65,7 +47,7 @@ def load_defaults_file(path: str, sections: tuple[str, ...], known_paths: list[s
     own keys. Values are JSON literals as with --set (`null`, `true`, `3`, `[8, 16]`), else Python literals
     (`None`, `True`, `'step'`), else the plain string.
     """
-    parser = read_ini(path, f"--defaults-file {path}")
+    parser = read_ini(path, "the defaults file", f"--defaults-file {path}", OptsError)
     out: dict = {}
     problems = []
     for section in parser.sections():
@@ -91,31 +73,12 @@ def load_defaults_file(path: str, sections: tuple[str, ...], known_paths: list[s
     return out
 
 
-def read_ini(path: str, origin: str, strict: bool = True) -> configparser.ConfigParser:
-    """The parsed INI file (keys keep their case); OptsError naming `origin` when unreadable or malformed."""
-    parser = configparser.ConfigParser(interpolation=None, strict=strict)
-    parser.optionxform = str  # keep key case
-    try:
-        with open(path, encoding="utf-8") as handle:
-            parser.read_file(handle, source=path)
-    except OSError as err:
-        raise OptsError(f"{origin}: cannot read it: {err.strerror}") from None
-    except configparser.Error as err:
-        raise OptsError(f"{origin}: not a valid INI file: {err}") from None
-    return parser
-
-
-def parse_set(item: str) -> tuple[str, Any]:
-    """`section.key=value` -> (path, value); the value is a JSON literal, or else the plain string."""
-    path, sep, text = item.partition("=")
-    path = path.strip()
-    if not sep or "." not in path or not all(path.split(".")):
-        raise OptsError(f"--set {item!r}: expected section.key=value, e.g. --set epoch_iter.num_epochs=20")
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
-        value = text
-    return path, value
+def sets_layer(items: list[str]) -> dict:
+    """`section.key=value` items as the nested `--set` layer (set_items.py reads them); all bad items at once."""
+    layer: dict = {}
+    for path, value in split_sets(items):
+        set_path(layer, path, value)
+    return layer
 
 
 def set_path(tree: dict, dotted: str, value: Any) -> None:
@@ -167,20 +130,8 @@ def _copy(value: Any) -> Any:
 
 
 def literal_value(text: str) -> Any:
-    """An INI value as JSON (`null`, `true`, `[64]`, `1e-4`, as with --set), else a Python literal (`'relu'`,
-    `None`), true/false in any case as booleans, else the plain string."""
-    text = text.strip()
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        pass
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        lowered = text.lower()
-        if lowered in ("true", "false"):
-            return lowered == "true"
-        return text
+    """A defaults file's value, read as a --set value is (set_items.parse_value)."""
+    return parse_value(text.strip())
 
 
 def _unique_path(key: str, known_paths: list[str]) -> str | None:

@@ -320,10 +320,12 @@ def _check_folder(opts: dict, path: str, problems: list[str]) -> None:
     probe = os.path.abspath(folder)
     while not os.path.exists(probe):
         probe = os.path.dirname(probe)
+    hint = "; name a folder you can write, or leave it empty for <run-dir>/checkpoints" \
+        if path == "output.checkpoint_folder" else ""
     if not os.path.isdir(probe):
-        problems.append(f"opts.{path}: cannot create {folder}: {probe} is a file, not a folder")
+        problems.append(f"opts.{path}: cannot create {folder}: {probe} is a file, not a folder{hint}")
     elif not os.access(probe, os.W_OK):
-        problems.append(f"opts.{path}: cannot write to {probe} (permission denied)")
+        problems.append(f"opts.{path}: cannot write to {probe} (permission denied){hint}")
 
 
 def _lookup(tree: dict, path: str) -> tuple[bool, Any]:

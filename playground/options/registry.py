@@ -26,6 +26,7 @@ from types import ModuleType
 from typing import Any
 
 from playground.options.did_you_mean import closest
+from playground.options.user_input.user_files import read_text
 from playground.processes.exit_codes import UserError
 
 
@@ -129,6 +130,7 @@ def use_module_map(path: str) -> None:
     """Make the user's module map at `path` part of every lookup, here and in the processes started from here."""
     if not os.path.isfile(path):
         raise ComponentError(f"--module-map {path}: no such file")
+    _user_module_map(os.path.abspath(path))   # an unusable map is one error now, not one per component named
     os.environ[ENV_MODULE_MAP] = os.path.abspath(path)
 
 
@@ -207,15 +209,30 @@ def _installed_components() -> dict[str, str]:
     return {ep.name: ep.value.replace(":", ".") for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
+_USER_MAPS: dict[tuple, dict[str, str]] = {}    # (path, mtime, size) -> its table: a map is run once per version
+
+
 def _user_module_map(path: str) -> dict[str, str]:
-    import importlib.util
     folder = os.path.dirname(os.path.abspath(path))
     if folder not in sys.path:
         sys.path.insert(0, folder)   # the user's components usually sit beside their map
+    try:
+        stat = os.stat(path)
+    except OSError as err:
+        raise ComponentError(f"module map {path}: cannot read it: {err.strerror}") from None
+    key = (path, stat.st_mtime_ns, stat.st_size)
+    if key not in _USER_MAPS:
+        _USER_MAPS[key] = _load_user_module_map(path)
+    return dict(_USER_MAPS[key])
+
+
+def _load_user_module_map(path: str) -> dict[str, str]:
+    import importlib.util
+    source = read_text(path, "the module map", f"module map {path}", ComponentError)
     spec = importlib.util.spec_from_file_location("_playground_user_module_map", path)
     try:
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)  # type: ignore[union-attr]
+        exec(compile(source, path, "exec"), vars(module))  # noqa: S102 - the user's own map, as importing it would
     except Exception as err:  # noqa: BLE001 - a user's file: any error is theirs to read
         raise ComponentError(f"module map {path}: cannot load it: {type(err).__name__}: {err}") from None
     table = getattr(module, "MODULE_MAP", None)

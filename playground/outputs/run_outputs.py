@@ -13,10 +13,17 @@ from typing import Any
 
 from playground.options.metric_modes import mode_by_name
 from playground.outputs.atomic_files import atomic_open, write_json
+from playground.outputs.line_append import append_failure, append_whole
 from playground.outputs.plots import draw_runs, plot_filename
+from playground.outputs.run_log import take_log_failure
+from playground.processes.exit_codes import UserError
 from playground.restarts.fence import Fence
 
 log = logging.getLogger("playground")
+
+
+class RunOutputError(UserError, RuntimeError):
+    """A run's output could not be written (a full disk); the message names the file."""
 
 
 class RunOutputs:
@@ -32,11 +39,18 @@ class RunOutputs:
         os.makedirs(self.run_dir, exist_ok=True)
 
     def append_record(self, record: dict) -> None:
+        """One line more in metrics.jsonl. A write that fails (a full disk) leaves the file as it was, no line cut
+        short, and raises RunOutputError naming it: one line, as for a checkpoint, where the run then stops."""
         if not self.enabled:
             return
         self.fence.check("metrics.jsonl")
-        with open(self.metrics_path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record) + "\n")
+        _raise_log_failure()   # this record point's line in train.log could not be written: the run stops here
+        line = (json.dumps(record) + "\n").encode("utf-8")
+        with open(self.metrics_path, "ab", buffering=0) as handle:
+            try:
+                append_whole(handle, line)
+            except OSError as err:
+                raise RunOutputError(append_failure("a record", self.metrics_path, err)) from err
 
     def rewrite_records(self, records: list[dict]) -> None:
         """After a resume: metrics.jsonl holds exactly the checkpoint's record points, no duplicates."""
@@ -59,21 +73,32 @@ class RunOutputs:
         return [draw_runs(spec, [("", lists)], os.path.join(self.run_dir, plot_filename(i, spec)), tests)
                 for i, spec in enumerate(specs)]
 
-    def write_results(self, result: dict, book: Any, wall_time: float, early_stopping: dict | None = None) -> None:
-        """results.json: the result dict's JSON values, the metrics lists, each test metric's best, and with
+    def write_results(self, result: dict, book: Any, wall_time: float, early_stopping: dict | None = None,
+                      metrics: dict | None = None) -> None:
+        """results.json: the result dict's JSON values, the metrics lists with what the trainer's metrics_output
+        adds to them (`metrics`: an extendMetricsOutput override's own lists), each test metric's best, and with
         output.early_stopping whether and when the run stopped early."""
         if not self.enabled:
             return
         out = {key: value for key, value in result.items() if _is_json(value)}
         out.setdefault("model", None)
-        out["metrics"] = book.lists()
+        out["metrics"] = {**book.lists(), **_json_entries(metrics or {}, "metrics_output")}
         out["best"] = best_values(book)
         out["wall_time_s"] = wall_time
         out["records"] = len(book.records)
         if early_stopping is not None:
             out["early_stopping"] = early_stopping
+        _raise_log_failure()
         self.fence.check("results.json")
         write_json(self.results_path, out)
+
+
+def _raise_log_failure() -> None:
+    """RunOutputError when train.log lost a line since the last check (run_log.py: a full disk), so that the run
+    stops at its next output as it does for metrics.jsonl, with one line, not one traceback per log line."""
+    failure = take_log_failure()
+    if failure is not None:
+        raise RunOutputError(failure)
 
 
 def best_values(book: Any) -> dict[str, dict]:
@@ -106,3 +131,23 @@ def _is_json(value: Any) -> bool:
         return True
     except (TypeError, ValueError):
         return False
+
+
+def _json_entries(entries: dict, where: str) -> dict:
+    """The entries of `entries` that JSON can hold (tensors and arrays as lists); the others are left out with
+    a warning naming them, never silently."""
+    kept, left = {}, []
+    for key, value in entries.items():
+        try:
+            kept[key] = json.loads(json.dumps(value, default=_as_list))
+        except (TypeError, ValueError):
+            left.append(str(key))
+    if left:
+        log.warning("results.json leaves out %s entries that JSON cannot hold: %s", where, ", ".join(left))
+    return kept
+
+
+def _as_list(value: Any) -> Any:
+    if hasattr(value, "tolist"):    # a tensor or a numpy array or scalar
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")

@@ -33,6 +33,7 @@ from playground.checkpoints import checkpointer as ckpt
 from playground.data.batch_stream import build_test_stream, build_train_stream
 from playground.data.forms import as_stream_source
 from playground.outputs.earlier_outputs import set_aside_earlier_outputs
+from playground.options.metric_modes import mode_of_meter
 from playground.options.registry import resolve
 from playground.trainer.meters import MeanTrainingLoss
 from playground.trainer.metrics_book import MetricsBook
@@ -74,7 +75,9 @@ class AnyExp(TrainerState):
         self.metrics, self.record_epochs = self.book.metrics, self.book.record_epochs
         self.samples_per_sec, self.secs_per_train = self.book.samples_per_sec, self.book.secs_per_train
         self.plotsIngredients: list[dict] = []
-        self.metrics_output: dict | None = None
+        # Caffe2's started as the dict opts['temp_var']['metrics_output'] = {}: an override may add to it before
+        # (or without) calling super().extendMetricsOutput()
+        self.metrics_output: dict = {}
         self.model_output: str | None = None
         self.model_path: str | None = None
         self.outputs = RunOutputs(self.run_dir, enabled=ctx.is_writer)
@@ -132,9 +135,9 @@ class AnyExp(TrainerState):
 
     def add_metric(self, name: str, calculator: Any, is_train: bool) -> None:
         """Measure `calculator` (Reset/Add/Compute) at every record point, as metric `name` (its best by the mode
-        the opts resolved for it, else by its name)."""
+        the opts resolved for it, else by the meter's higher_is_better, else by its name)."""
         mode = next((m.get("mode") for m in self.opts["output"]["metrics"] if m["name"] == name), None)
-        self.book.add_meter(name, calculator, is_train, mode)
+        self.book.add_meter(name, calculator, is_train, mode or mode_of_meter(calculator))
 
     def init_plots(self) -> None:
         """One plot per output.plots entry (add_plot)."""
@@ -259,11 +262,12 @@ class AnyExp(TrainerState):
         pass
 
     def extendMetricsOutput(self) -> None:
-        """metrics_output gets this session's lists (epochs, samples_per_sec, secs_per_train, one per metric),
-        extending what an earlier call put there."""
+        """As Caffe2's: an empty metrics_output gets this session's lists (epochs, samples_per_sec, secs_per_train,
+        one per metric); one that holds lists already has each extended. The dict stays the same object, and
+        whatever else an override put in it goes into results.json too."""
         lists = self.book.lists()
         if not self.metrics_output:
-            self.metrics_output = lists
+            self.metrics_output.update(lists)
             return
         for name, values in lists.items():
             self.metrics_output.setdefault(name, []).extend(values)
@@ -271,7 +275,7 @@ class AnyExp(TrainerState):
     def createMetricsPlotsModelsOutputs(self) -> None:
         self.extendMetricsOutput()
         self.model_output = self.model_path
-        self.outputs.draw_plots(self.plotsIngredients, self.metrics_output, self.book)
+        self.outputs.draw_plots(self.plotsIngredients, {**self.book.lists(), **self.metrics_output}, self.book)
 
     def assembleAllOutputs(self) -> dict:
         return {"model": self.model_output, "metrics": self.metrics_output}
@@ -293,7 +297,7 @@ class AnyExp(TrainerState):
             self.createMetricsPlotsModelsOutputs()
             result = self.assembleAllOutputs()
             stopper = self.hooks.get("early_stopping")
-            self.outputs.write_results(result, self.book, wall_time=self.wall_time(),
+            self.outputs.write_results(result, self.book, wall_time=self.wall_time(), metrics=self.metrics_output,
                                        early_stopping=stopper.summary() if stopper is not None else None)
         finally:
             self._close_batches()

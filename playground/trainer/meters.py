@@ -90,6 +90,8 @@ class Meter:
 class MeanTrainingLoss(Meter):
     """The mean training loss per sample: what a run with no output.metrics still logs (as train_loss)."""
 
+    higher_is_better = False
+
     def Add(self, blobs: Blobs) -> None:
         n = batch_size_of(blobs["label"])
         self.total = self.total + blobs["loss"].double() * n

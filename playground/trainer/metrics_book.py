@@ -66,9 +66,9 @@ class MetricsBook:
         return record
 
     def lists(self) -> dict[str, list]:
-        """The original `metrics_output`: one list per metric plus epochs, samples_per_sec, secs_per_train."""
-        out = {name: entry["output"] for name, entry in self.metrics.items()}
-        out.update(epochs=self.record_epochs, samples_per_sec=self.samples_per_sec, secs_per_train=self.secs_per_train)
+        """The original `metrics_output`, in its order: epochs, samples_per_sec, secs_per_train, one list per metric."""
+        out = {"epochs": self.record_epochs, "samples_per_sec": self.samples_per_sec, "secs_per_train": self.secs_per_train}
+        out.update((name, entry["output"]) for name, entry in self.metrics.items())
         return out
 
     def state_dict(self) -> dict:

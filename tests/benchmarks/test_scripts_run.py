@@ -29,6 +29,7 @@ SMOKE = {
                   "final weights bitwise equal (plain, playground): yes"),
     "scaling.py": (["--trials", "1", "--batch", "8", "--iters", "4"], "2 x cpu"),
     "sweep.py": (["--trials", "3", "--busy", "0.1", "--tells", "5"], "parallel efficiency, 2 workers"),
+    "ui.py": (["--trials", "30", "--curve-trials", "5", "--epochs", "4", "--repeat", "1"], "targets (<= 1 s each)"),
 }
 # a script's other modes, each a tiny run too: (script, arguments, a line of its summary)
 MODES = [("sweep.py", ["--scale", "9", "--workers", "2", "--edge", "3"],

@@ -90,7 +90,7 @@ def test_nothing_imports_the_command_line():
     assert bad == []
 
 
-@pytest.mark.parametrize("part", ["sweeps"])
+@pytest.mark.parametrize("part", ["sweeps", "ui"])
 def test_the_sweep_layer_never_imports_the_trainer(part):
     folder = PACKAGE / part
     if not folder.is_dir():
@@ -114,9 +114,11 @@ MAX_MODULES = 15   # modules directly in one package; past that it is sub-packag
 # here need not exist yet (processes/: the exit codes and the one supervisor, below everything; compat/: the
 # foreign APIs mapped onto ours, which the core never imports).
 TOP_LAYERS = ["processes", "options", "restarts", "outputs", "distribution", "data", "checkpoints", "trainer",
-              "launch", "candle", "determined", "sweeps", "compat", "commands"]
+              "launch", "candle", "determined", "sweeps", "compat", "ui", "commands"]
 # The sweep layer's floors, lowest first (playground/sweeps/<name>/ or <name>.py).
 SWEEP_LAYERS = ["errors", "inputs", "files", "search", "results", "agents", "operations"]
+# `playground ui`'s floors, lowest first (playground/ui/<name>/).
+UI_LAYERS = ["files", "views", "web"]
 
 
 def module_name(path: Path) -> str:
@@ -190,6 +192,64 @@ def test_no_import_circles_between_modules():
     assert circles(import_graph()) == []
 
 
+# The rest of the repository's Python: the components, the benchmark scripts (which import each other by bare
+# name, their folder first on sys.path), the ready-made experiments and the top-level entry points.
+REPOSITORY_FOLDERS = ("components", "benchmarks", "experiments")
+TOP_LEVEL_SCRIPTS = ("AnyExpOnTerm.py", "module_map.py")
+
+
+def repository_graph() -> dict[str, set[str]]:
+    """import_graph() widened to every module of the repository (REPOSITORY_FOLDERS, TOP_LEVEL_SCRIPTS)."""
+    paths = [*sources(PACKAGE), *(p for f in REPOSITORY_FOLDERS for p in sources(REPO / f)),
+             *(REPO / name for name in TOP_LEVEL_SCRIPTS)]
+    modules = {module_name(p): p for p in paths}
+    graph = {}
+    for name, path in modules.items():
+        bare = name.split(".")[0] == "benchmarks"
+        targets = set()
+        for imported in imports_of(path):
+            candidates = [f"benchmarks.{imported}", imported] if bare else [imported]
+            for candidate in candidates:
+                while candidate and candidate not in modules:
+                    candidate = candidate.rpartition(".")[0]
+                if candidate:
+                    break
+            if candidate and candidate != name:
+                targets.add(candidate)
+        graph[name] = targets
+    return graph
+
+
+def test_no_import_circles_anywhere_in_the_repository():
+    """benchmarks/parity.py and parity_lightning.py once imported each other; the job they share is parity_job.py."""
+    graph = repository_graph()
+    assert {"benchmarks.parity", "components.inputs.synthetic_input", "AnyExpOnTerm"} <= set(graph)
+    assert "benchmarks.parity_job" in graph["benchmarks.parity_lightning"], "bare names must resolve, or no circle shows"
+    assert circles(graph) == []
+
+
+ENTRY_POINT_MODULES = ("playground.cli", "playground.api", "playground.__main__")
+
+
+def test_no_floor_of_playground_imports_an_entry_point():
+    """cli.py, api.py and __main__.py stand above every floor (the package root's own __init__ is imported by
+    every playground import anyway): a floor that imported one would climb back up, as commands/demo.py once ran
+    make-lmdb and run through cli.py (it uses commands/dispatch.py now, on its own floor)."""
+    bad = [f"{source} imports {target}" for source, targets in import_graph().items()
+           if source not in ENTRY_POINT_MODULES for target in targets if target in ENTRY_POINT_MODULES]
+    assert bad == []
+
+
+def test_the_top_level_scripts_start_playground_through_its_command_line_only():
+    """AnyExpOnTerm.py is `playground run`: it reaches the framework through cli.py and the held stop it needs
+    first, not through a floor (module_map.py is a table and imports nothing of playground)."""
+    imported = {name for script in TOP_LEVEL_SCRIPTS for name in imports_of(REPO / script)
+                if name.split(".")[0] == "playground"}
+    assert imported and imported <= {"playground.cli", "playground.cli.exit_command", "playground.cli.own_process",
+                                     "playground.cli.run_main", "playground.processes",
+                                     "playground.processes.held_stop"}, imported
+
+
 def test_no_package_holds_more_modules_than_a_newcomer_scans_at_once():
     crowded = []
     for folder in [PACKAGE, *(p for p in PACKAGE.rglob("*") if p.is_dir() and p.name != "__pycache__")]:
@@ -227,6 +287,10 @@ def upward_arrows(package: str, layers: list[str], skip: set[str] = frozenset())
 
 def test_no_sweep_module_imports_a_higher_floor_of_the_sweep_layer():
     assert upward_arrows("playground.sweeps", SWEEP_LAYERS) == []
+
+
+def test_no_ui_module_imports_a_higher_floor_of_the_ui():
+    assert upward_arrows("playground.ui", UI_LAYERS) == []
 
 
 def test_no_part_of_playground_imports_a_later_part():
@@ -274,6 +338,15 @@ def test_only_the_search_floor_imports_optuna():
            and line.split(" imports ")[1] not in ("optuna.trial", "optuna.trial.TrialState")]
     assert offenders(search, ("optuna",)), "the rule finds nothing: it would pass whatever the code does"
     assert bad == []
+
+
+def test_only_playgrounds_candle_imports_pandas_or_h5py():
+    """They are the optional extra `candle` (setup.cfg): candle_lib's data utilities need them, nothing else may."""
+    candle = PACKAGE / "compat" / "candle"
+    found = [line for folder in ("playground", "components", "experiments", "benchmarks")
+             for line in offenders(REPO / folder, ("pandas", "h5py"))]
+    assert offenders(candle, ("pandas",)), "the rule finds nothing: it would pass whatever the code does"
+    assert [line for line in found if not line.startswith(str(candle.relative_to(REPO)) + "/")] == []
 
 
 # Calls that start a child process, by the dotted name they resolve to through the module's imports.

@@ -2,16 +2,20 @@
 
 `fetch_file` and `get_file` look for the file where candle_lib caches it (`$CANDLE_DATA_DIR/<subdir>/<name>`,
 an unpacked folder of the same stem counting too) and in `$CANDLE_DATA_DIR` itself; they never download:
-a missing file raises FileNotFoundError naming the places looked in and what to do.
+a missing file raises CandleDataMissing, one line naming the path and the URL to fetch by hand.
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import random
+import shutil
 import sys
 
 import numpy as np
+
+from playground.compat.candle._errors import CandleDataMissing
 
 _ARCHIVES = (".tar.gz", ".tgz", ".zip")
 
@@ -40,26 +44,46 @@ def set_up_logger(logfile: str, logger: logging.Logger, verbose: bool = False,
 
 
 def fetch_file(link: str, subdir: str, unpack: bool = False, md5_hash: str = None) -> str:
-    """The local path of the file `link` names (its last path part), from the local data folders."""
+    """The local path of the file `link` names (its last path part), as get_file finds it in `subdir`."""
     return get_file(os.path.basename(link), origin=link, unpack=unpack, md5_hash=md5_hash, cache_subdir=subdir)
 
 
 def get_file(fname: str, origin: str, unpack: bool = False, md5_hash: str = None, cache_subdir: str = "common",
              datadir: str = None) -> str:
-    """`fname` in `datadir` (default $CANDLE_DATA_DIR)/`cache_subdir`, else in `datadir` itself."""
+    """`fname` in candle_lib's cache, `datadir` (default $CANDLE_DATA_DIR)/`cache_subdir`, else in `datadir`
+    itself. An archive (.tar.gz, .tgz, .zip) counts as found when its unpacked folder is there, and is unpacked
+    beside itself when only the archive is; the path returned is then the folder's. With `md5_hash`, the file
+    must have that MD5. Raises CandleDataMissing (one line: the path, and the URL to fetch by hand)."""
     root = datadir or os.environ.get("CANDLE_DATA_DIR")
     if root is None:
         raise ValueError("Need data directory. Either pass datadir or set CANDLE_DATA_DIR environment variable")
-    folders = [os.path.join(root, cache_subdir) if cache_subdir else root, root]
+    cache = os.path.join(root, cache_subdir) if cache_subdir is not None else root
     stem = next((fname[:-len(ext)] for ext in _ARCHIVES if fname.endswith(ext)), None)
-    for folder in dict.fromkeys(folders):
-        for name in (stem, fname):      # an archive counts as found once unpacked, as in candle_lib
-            if name and os.path.exists(os.path.join(folder, name)):
-                return os.path.join(folder, name)
-    raise FileNotFoundError(
-        f"candle.fetch_file: {fname} is not in {' nor '.join(dict.fromkeys(folders))}, and playground's candle "
-        f"(used because candle_lib is not installed) cannot download it from {origin}. Put the file there (or "
-        "point CANDLE_DATA_DIR at the folder that holds it), or install candle_lib to download it.")
+    url = "http://" + origin[len("ftp://"):] if origin.startswith("ftp://") else origin   # as candle_lib fetches it
+    for folder in dict.fromkeys((cache, root)):
+        path, unpacked = os.path.join(folder, fname), stem and os.path.join(folder, stem)
+        if unpacked and os.path.exists(unpacked):
+            return unpacked
+        if os.path.exists(path):
+            if md5_hash is not None and not validate_file(path, md5_hash):
+                raise CandleDataMissing(f"candle.get_file: {path} does not have the MD5 {md5_hash} (incomplete or "
+                                        f"outdated); playground's candle does not download: fetch {url} by hand "
+                                        "and replace it")
+            if unpacked:
+                shutil.unpack_archive(path, folder)
+                return unpacked
+            return path
+    raise CandleDataMissing(f"candle.get_file: {os.path.join(cache, fname)} is missing; playground's candle does "
+                            f"not download: fetch {url} by hand and put it there")
+
+
+def validate_file(fpath: str, md5_hash: str) -> bool:
+    """Whether the file's MD5 is `md5_hash`."""
+    digest = hashlib.md5()
+    with open(fpath, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest() == str(md5_hash)
 
 
 def keras_default_config() -> dict:

@@ -74,3 +74,13 @@ def _known(kind: str, name: str, table: dict) -> Any:
     if name not in table:
         raise Exception(f'No pytorch {kind} found for "{name}" (known: {", ".join(table)})')
     return table[name]
+
+
+# The names Benchmarks' own `common/` package gives the same functions when torch is imported (P1B2's PyTorch
+# benchmark calls these).
+build_activation = build_pytorch_activation
+build_optimizer = build_pytorch_optimizer
+get_function = get_pytorch_function
+initialize = pytorch_initialize
+mse = pytorch_mse
+xent = pytorch_xent

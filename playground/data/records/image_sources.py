@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from playground.options.user_input.user_files import read_text
 from playground.processes.exit_codes import UserError
 
 IMAGE_EXTENSIONS = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".pgm", ".pbm", ".pnm", ".tif", ".tiff",
@@ -70,11 +71,7 @@ def from_folder(root: str) -> ImageSet:
 def from_list(root: str, list_file: str) -> ImageSet:
     """Images and labels from `path label` lines; paths are relative to `root`. Class names are "0".."max"."""
     _check_folder(root)
-    try:
-        with open(list_file, encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
-    except OSError as err:
-        raise SourceError(f"cannot read the list file {list_file}: {err.strerror or err}") from None
+    lines = read_text(list_file, "the list file", f"--list {list_file}", SourceError).splitlines()
     images, missing = [], []
     for number, line in enumerate(lines, start=1):
         if not line.strip() or line.lstrip().startswith("#"):

@@ -76,6 +76,7 @@ class Agent:
         self.limits = trial_timeouts(spec.raw)
         self.stopped: dict[str, str] = {}     # trial id -> why its last attempt was stopped as hung (trial.json)
         self.tickets: dict[int, Ticket] = {}     # the trial each slot works on, until it ended or was released
+        self.left: dict[str, int | None] = {}    # trial id -> exit code of the attempt the sweep's stop ended
         self._waited_on: set[str] = set()        # other agents' trials this agent said it stays for
         self.servers = trial_servers(_note)       # the trial server, started by the first trial
 
@@ -170,6 +171,7 @@ class Agent:
                 continue
             if outcome.state in LEFT:
                 state = "paused" if outcome.state == "paused" else "interrupted"
+                self.left[ticket.trial_id] = outcome.exit_code   # for the agent's last line (endings.py)
                 self._write_trial(ticket, state, slot, outcome)    # released: another agent may take it at once
                 self.coordinator.release(ticket)
                 return
@@ -228,6 +230,9 @@ class Agent:
                                                      "adopted": ticket.adopted})
         watch = ProgressWatch(run_dir, log_path, self.limits, started)
         pruned, signalled, lost, hung = self._follow(ticket, process, MetricsTail(run_dir), watch)
+        # the sweep's own stop (Ctrl-C, SIGTERM, a failed slot: stop_all) may end the run before this slot saw
+        # it, in its start-up say: however the run then ended, the stop was the sweep's and costs no restart
+        signalled = signalled or self.stopping.is_set()
         code = raw_code = process.returncode
         if code == -signal.SIGTERM and (pruned or signalled or hung) and _wrote_results(run_dir, started):
             code = EXIT_DONE    # it had finished when our stop arrived, in its interpreter's shutdown: it is complete

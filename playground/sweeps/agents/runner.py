@@ -7,8 +7,9 @@ flock on control/run.lock, held only while the study is created and its planned 
 stop claiming and stop the running trials through SIGTERM (checkpoint, exit 75): they are released, and the
 next agent resumes their own folders. control/PAUSE (`sweep pause`) does the same, and an agent started on a
 paused folder says so and exits 75. A failure in a slot (agent.SlotFailed: a full disk, any error) stops the
-other slots the same way, then exits 1 with one line naming it. Exit codes: 0 nothing left to do, 2 unusable
-spec or folder, 75 stopped, 1 failed.
+other slots the same way, then exits 1 with one line naming it. Exit codes: 0 nothing left to do and no trial
+failed, 1 a slot failed or, once nothing is left to do, trials failed (endings.py; 0 with --allow-failed-trials),
+2 unusable spec or folder, 75 stopped. The last line says which (endings.py).
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from playground.processes.supervisor import stop_signals_call
 from playground.restarts.policy import RestartPolicy
 from playground.sweeps.agents.agent import Agent, Outcome, SlotFailed
 from playground.sweeps.agents.coordinator import Coordinator
+from playground.sweeps.agents.endings import done_ending, stopped_trials
 from playground.sweeps.agents.heartbeat import AgentId, Heartbeat, agents_maybe_alive, heartbeat_path, read_heartbeats
 from playground.sweeps.errors import SweepError
 from playground.sweeps.files.module_maps import record_module_map, use_sweep_module_map
@@ -41,9 +43,10 @@ from playground.sweeps.search.study import BudgetTally, budget, counted, initial
 
 
 def run_sweep(prepared: PreparedSweep, sweep_dir: str, workers: int, quiet: bool = False,
-              storage: str | None = None) -> int:
+              storage: str | None = None, allow_failed: bool = False) -> int:
     """`sweep run`: create or check the sweep folder and its study, then work on it as one agent. `storage`:
-    --storage URL (default: the spec's `storage`, else what sweep.json recorded, else the journal)."""
+    --storage URL (default: the spec's `storage`, else what sweep.json recorded, else the journal);
+    `allow_failed`: --allow-failed-trials, exit 0 when the sweep is done even if trials failed (endings.py)."""
     spec = prepared.spec
     folder = SweepFolder(sweep_dir)
     lock = init_lock(folder)
@@ -54,12 +57,14 @@ def run_sweep(prepared: PreparedSweep, sweep_dir: str, workers: int, quiet: bool
         else:
             folder.write_spec(spec.raw, spec.identity())
         record_module_map(folder)
-        return _agent(prepared, folder, workers, quiet, lock, storage=storage or prepared.spec.storage)
+        return _agent(prepared, folder, workers, quiet, lock, storage=storage or prepared.spec.storage,
+                      allow_failed=allow_failed)
     finally:
         lock.close()
 
 
-def run_agent(sweep_dir: str, workers: int, quiet: bool = False, storage: str | None = None) -> int:
+def run_agent(sweep_dir: str, workers: int, quiet: bool = False, storage: str | None = None,
+              allow_failed: bool = False) -> int:
     """`sweep agent DIR`: work on an existing sweep as one more agent (the spec comes from DIR/sweep.json)."""
     folder = SweepFolder(sweep_dir)
     spec = parse_spec(folder.read_spec()["spec"], folder.root, origin=folder.spec_file)
@@ -68,8 +73,9 @@ def run_agent(sweep_dir: str, workers: int, quiet: bool = False, storage: str | 
     lock = init_lock(folder)
     try:
         if light is None:
-            return _agent(prepare_sweep(spec), folder, workers, quiet, lock, storage=storage)
-        return _agent(light, folder, workers, quiet, lock, prepare=lambda: prepare_sweep(spec), storage=storage)
+            return _agent(prepare_sweep(spec), folder, workers, quiet, lock, storage=storage, allow_failed=allow_failed)
+        return _agent(light, folder, workers, quiet, lock, prepare=lambda: prepare_sweep(spec), storage=storage,
+                      allow_failed=allow_failed)
     finally:
         lock.close()
 
@@ -84,7 +90,8 @@ def init_lock(folder: SweepFolder) -> IO:
 
 
 def _agent(prepared: PreparedSweep, folder: SweepFolder, workers: int, quiet: bool, lock: IO,
-           prepare: Callable[[], PreparedSweep] | None = None, storage: str | None = None) -> int:
+           prepare: Callable[[], PreparedSweep] | None = None, storage: str | None = None,
+           allow_failed: bool = False) -> int:
     """One agent process on `folder`, started under the init `lock`. `prepare`: `prepared` is resumed_sweep's
     (nothing validated); prepare() validates and plans, needed only when the study lacks its planned trials."""
     spec = prepared.spec
@@ -112,10 +119,11 @@ def _agent(prepared: PreparedSweep, folder: SweepFolder, workers: int, quiet: bo
         if _finished(study, total):
             write_summary(study, folder, spec.objectives)
             _say(f"sweep {folder.root}: nothing to do ({total} trials finished)", quiet)
-            return EXIT_DONE
+            return _done(study, allow_failed, quiet)
         coordinators.append(Coordinator(study, spec, folder, total, me=me, grace=grace))
         lock.close()     # started: the next agent may start alongside
-        return _run_slots(coordinators[0], study, spec, folder, total, workers, quiet)
+        code = _run_slots(coordinators[0], study, spec, folder, total, workers, quiet)
+        return _done(study, allow_failed, quiet) if code == EXIT_DONE else code
     finally:
         heartbeat.stop()
 
@@ -190,27 +198,35 @@ def _run_slots(coordinator: Coordinator, study: Any, spec: SweepSpec, folder: Sw
         agent.close()
     if failed or lost:
         reports.close(final=False)
+    trials_left = stopped_trials(agent.left, agent.limits.grace)
     if failed:
         more = f" ({len(failed) - 1} more slot(s) failed while stopping)" if len(failed) > 1 else ""
-        print(f"sweep failed: {failed[0]}{more}; the other running trials were stopped after a checkpoint. Mend "
-              f"the cause, then re-run the same command to continue. Exit code {EXIT_FAILED}.", file=sys.stderr,
-              flush=True)
+        others = f"the other running trials: {trials_left}" if agent.left else "no other trial was running"
+        print(f"sweep failed: {failed[0]}{more}; {others}. Mend the cause, then re-run the same command to "
+              f"continue. Exit code {EXIT_FAILED}.", file=sys.stderr, flush=True)
         return EXIT_FAILED
     if lost:
-        _say(f"sweep stopped: {lost[0]}. Exit code {EXIT_STOPPED}.", quiet)
+        _say(f"sweep stopped: {lost[0]}; {trials_left}. Exit code {EXIT_STOPPED}.", quiet)
         return EXIT_STOPPED
     halted = stopping.is_set() or folder.paused()
     # the final reports; an agent whose trials were all adopted away leaves them alone
     reports.close(final=halted or ended_here[0] > 0)
     if folder.paused() and not stopping.is_set():
-        _say(f"sweep paused; running trials checkpointed. `playground sweep resume {folder.root}`, then re-run "
-             f"the same command to continue them. Exit code {EXIT_STOPPED}.", quiet)
+        _say(f"sweep paused: {trials_left}. `playground sweep resume {folder.root}`, then re-run the same command "
+             f"to continue. Exit code {EXIT_STOPPED}.", quiet)
         return EXIT_STOPPED
     if stopping.is_set():
-        _say(f"sweep stopped; running trials checkpointed. Re-run the same command to continue. "
-             f"Exit code {EXIT_STOPPED}.", quiet)
+        _say(f"sweep stopped: {trials_left}. Re-run the same command to continue. Exit code {EXIT_STOPPED}.", quiet)
         return EXIT_STOPPED
     return EXIT_DONE
+
+
+def _done(study: Any, allow_failed: bool, quiet: bool) -> int:
+    """The last line of an agent with nothing left to do, and its exit code: 1 when trials failed (endings.py);
+    said also with --quiet then, as every failure is."""
+    code, line = done_ending(study.get_trials(deepcopy=False), allow_failed)
+    _say(line, quiet and code == EXIT_DONE)
+    return code
 
 
 def _keep_out_of_collections() -> None:

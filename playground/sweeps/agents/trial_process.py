@@ -6,7 +6,8 @@ the agent's trial server, an interpreter that has imported torch and the run com
 The command comes from here only: `python -m playground run --parameters-file BASE [--defaults-file INI]`, or
 `python -m playground candle SCRIPT` for a spec with `script:`, `python -m playground run EXPERIMENT.yaml` for a
 Determined experiment, or the spec's `trial_program` (any command that
-takes playground run's arguments), then `--set key=value` per parameter and `--run-dir`. On CPU each slot gets
+takes playground run's arguments), then `--set key=value` per parameter (and a relative
+output.checkpoint_folder made the trial's own: inputs/checkpoint_folder.py) and `--run-dir`. On CPU each slot gets
 the allocation's cores (affinity mask, SLURM_CPUS_PER_TASK) // workers threads (OMP_NUM_THREADS, NUM_INTRA_THREADS); with GPUs, a disjoint CUDA_VISIBLE_DEVICES. A
 trial dies with its sweep (SIGTERM: it checkpoints and exits 75).
 """
@@ -22,6 +23,7 @@ from typing import Any, Callable
 from playground.processes.command_servers import CommandServers, Started
 from playground.processes.cpu_allocation import allocated_cpus
 from playground.processes.supervisor import start_child
+from playground.sweeps.inputs.checkpoint_folder import trial_sets
 from playground.sweeps.inputs.spec import SweepSpec
 
 TRIAL_SERVER_ENV = "PLAYGROUND_TRIAL_SERVER"   # "0": every trial in a fresh interpreter
@@ -43,7 +45,7 @@ def trial_command(spec: SweepSpec, sets: dict[str, Any], run_dir: str, rungs: li
         command = [sys.executable, "-m", "playground", "run", "--parameters-file", spec.base]
     if spec.defaults_file:
         command += ["--defaults-file", spec.defaults_file]
-    for key, value in sets.items():
+    for key, value in {**sets, **trial_sets(spec, sets, run_dir)}.items():   # a relative checkpoint_folder: its own
         command += ["--set", f"{key}={json.dumps(value)}"]
     return command + ["--run-dir", run_dir]
 

@@ -22,12 +22,15 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
+import sys
 import time
 import uuid
 import zipfile
 from typing import Any
 
 from playground.outputs.atomic_files import write_json
+from playground.processes import supervisor
 from playground.processes.exit_codes import EXIT_DONE
 from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder
@@ -35,6 +38,7 @@ from playground.sweeps.search._optuna_private import distribution_contains
 
 WARM_START_FILE = "warm_start.json"
 POINTER = "last"
+LOAD_SECONDS = 600    # loading a checkpoint to check it: a big one takes a while, a hung filesystem ends here
 
 
 def continue_trial(sweep_dir: str, source_id: str, set_items: list[str], storage: str | None = None) -> int:
@@ -50,7 +54,7 @@ def continue_trial(sweep_dir: str, source_id: str, set_items: list[str], storage
     if checkpoint is None:
         raise SweepError(f"trial {source_id} of {folder.root} has no checkpoint to continue from (no usable "
                          f"'{POINTER}' pointer in its checkpoint folder): it never reached one")
-    problem = unusable_checkpoint(checkpoint)
+    problem = unusable_checkpoint(checkpoint) or unloadable_checkpoint(checkpoint)
     if problem:   # the run would start from scratch while warm_start.json said it continues
         raise SweepError(f"trial {source_id}'s checkpoint {checkpoint} cannot be continued from: {problem}")
     spec = parse_spec(folder.read_spec()["spec"], folder.root, origin=folder.spec_file)
@@ -68,8 +72,9 @@ def continue_trial(sweep_dir: str, source_id: str, set_items: list[str], storage
     params = {k: encoded(v) for k, v in sets.items() if k in dists and contained(dists[k], encoded(v))}
     token = uuid.uuid4().hex
     relative = os.path.relpath(checkpoint, folder.trial_dir(source_id))
-    user_attrs = {"sets": sets, "extra": True,
-                  "warm_start": {"trial": source_id, "checkpoint": relative, "set": changes, "token": token}}
+    user_attrs = {"sets": sets, "extra": True,   # sha256: of the bytes checked here, which the run must resume
+                  "warm_start": {"trial": source_id, "checkpoint": relative, "set": changes, "token": token,
+                                 "sha256": _sha256(checkpoint)}}
     study.enqueue_trial(params, user_attrs=user_attrs, skip_if_exists=False)
     number = next(t.number for t in reversed(study.get_trials(deepcopy=False))
                   if t.user_attrs.get("warm_start", {}).get("token") == token)
@@ -98,7 +103,9 @@ def _source_record(folder: SweepFolder, source_id: str) -> dict:
 
 
 def checkpoint_folder(run_dir: str) -> str:
-    """Where a run keeps its checkpoints: opts.json's output.checkpoint_folder, else <run_dir>/checkpoints."""
+    """Where a trial keeps its checkpoints: opts.json's output.checkpoint_folder, else <run_dir>/checkpoints. A
+    relative folder is the trial's own (inputs/checkpoint_folder.py: trials get it as an absolute path in their run
+    folder, so opts.json holds that; a relative one an older trial recorded is read against its run folder)."""
     try:
         with open(os.path.join(run_dir, "opts.json"), encoding="utf-8") as handle:
             opts = json.load(handle).get("opts", {})
@@ -123,18 +130,18 @@ def link_checkpoint(run_dir: str, warm_start: dict[str, Any]) -> str | None:
     """Give a warm-started trial's folder its source checkpoint before its first attempt; a problem, or None.
 
     Nothing is done when the folder already has a checkpoint (a later attempt resumes its own); the linked one,
-    not yet trained on, is checked again (unusable_checkpoint)."""
+    not yet trained on, is checked again (changed_checkpoint)."""
     linked = os.path.join(os.path.abspath(run_dir), warm_start["checkpoint"])
     latest = latest_checkpoint(run_dir)
     if latest is not None:
-        problem = unusable_checkpoint(latest) if latest == linked else None
+        problem = changed_checkpoint(latest, warm_start) if latest == linked else None
         return f"the checkpoint it continues, {latest}, {problem}" if problem else None
     source_dir = os.path.join(os.path.dirname(os.path.abspath(run_dir)), warm_start["trial"])  # trials/<source>
     source = os.path.join(source_dir, warm_start["checkpoint"])
     if not os.path.isfile(source):
         return (f"the checkpoint it continues, {source}, is gone (deleted by trial {warm_start['trial']}'s keep "
                 "limit once it trained on?)")
-    problem = unusable_checkpoint(source)
+    problem = changed_checkpoint(source, warm_start)
     if problem:
         return f"the checkpoint it continues, {source}, {problem}"
     target = os.path.join(run_dir, warm_start["checkpoint"])
@@ -173,12 +180,9 @@ def unusable_checkpoint(path: str) -> str | None:
     if isinstance(info.get("size"), int) and info["size"] != size:
         return f"is {size} bytes where its info file says {info['size']} (cut or overwritten)"
     if info.get("sha256"):
-        digest = hashlib.sha256()
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        if digest.hexdigest() != info["sha256"]:
-            return f"fails its checksum (sha256 {digest.hexdigest()[:12]}..., expected {info['sha256'][:12]}...)"
+        actual = _sha256(path)
+        if actual != info["sha256"]:
+            return f"fails its checksum (sha256 {actual[:12]}..., expected {info['sha256'][:12]}...)"
         return None
     try:
         with zipfile.ZipFile(path) as archive:
@@ -186,6 +190,43 @@ def unusable_checkpoint(path: str) -> str | None:
     except (zipfile.BadZipFile, OSError) as err:
         return f"is no readable torch.save archive ({err})"
     return f"is damaged: its part {damaged} fails its CRC" if damaged else None
+
+
+def changed_checkpoint(path: str, warm_start: dict[str, Any]) -> str | None:
+    """Why the checkpoint `sweep continue` checked can no longer be resumed: its bytes differ from those it
+    checked (their SHA-256, recorded then), or, for a trial added before that was recorded, unusable_checkpoint
+    and unloadable_checkpoint find it so now; None when it is as it was checked."""
+    checked = warm_start.get("sha256")
+    if checked is None:
+        return unusable_checkpoint(path) or unloadable_checkpoint(path)
+    actual = _sha256(path)
+    if actual != checked:
+        return (f"has changed since `sweep continue` checked it (sha256 {actual[:12]}..., checked "
+                f"{checked[:12]}...); the trial would not continue what it says it continues")
+    return None
+
+
+def unloadable_checkpoint(path: str) -> str | None:
+    """Why a playground checkpoint (a file with its info file beside it) does not load as its run loads it (torch.load
+    with weights_only=True, then its format marker), e.g. a pickle weights_only refuses: the run would log it and
+    train from scratch. None when it loads, or is no playground checkpoint. Asked of a process of its own
+    (playground/checkpoints/loadable.py), since the sweep layer never imports torch: a few seconds."""
+    if os.path.splitext(path)[0] + ".json" == path or not os.path.isfile(os.path.splitext(path)[0] + ".json"):
+        return None
+    try:
+        done = supervisor.run_tool([sys.executable, "-m", "playground.checkpoints.loadable", path],
+                                   timeout=LOAD_SECONDS)
+    except subprocess.TimeoutExpired:
+        return f"could not be loaded within {LOAD_SECONDS} s to check it (a hung filesystem?)"
+    if done.returncode == EXIT_DONE:
+        return None
+    why = (done.stderr.strip().splitlines() or [f"its check ended with exit code {done.returncode}"])[-1]
+    return f"{why}, so its run would start from scratch; playground loads no checkpoint that could run code"
+
+
+def _sha256(path: str) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _link_or_copy(source: str, target: str) -> None:

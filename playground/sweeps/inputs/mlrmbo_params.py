@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from playground.candle.list_values import ListValueError, split_candle_list
+from playground.options.user_input.user_files import read_text
 from playground.sweeps.errors import SweepError
 
 _TOKEN = re.compile(r"""
@@ -60,12 +61,7 @@ class _Trafo:
 
 def read_param_set(path: str) -> dict[str, dict]:
     """The space of the file's makeParamSet, as the spec's `space` mapping. Raises SweepError."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as err:
-        raise SweepError(f"{path}: cannot read the parameter-set file: {err.strerror}") from None
-    return param_set_space(text, path)
+    return param_set_space(read_text(path, "the parameter-set file", path, SweepError), path)
 
 
 def param_set_space(text: str, path: str = "<text>") -> dict[str, dict]:

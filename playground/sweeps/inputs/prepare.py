@@ -1,5 +1,5 @@
 """Everything checked before a sweep starts: the spec, the upf lines (bare names resolved), the restart file,
-the objective and every trial's opts against the schema. Raises `SweepError` (exit 2); writes nothing.
+the objective, every trial's opts against the schema, and that no two trials share a checkpoint folder. Raises `SweepError` (exit 2); writes nothing.
 """
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 from playground.candle.list_values import list_value_problems
 from playground.sweeps.errors import SweepError
+from playground.sweeps.inputs.checkpoint_folder import shared_folder_problem
 from playground.sweeps.inputs.restart_csv import PriorPoint, read_restart_file
 from playground.sweeps.inputs.space import constants, corner_points, grid_points
 from playground.sweeps.inputs.spec import SweepSpec
@@ -43,7 +44,11 @@ def prepare_sweep(spec: SweepSpec) -> PreparedSweep:
     raw = spec.raw if spec.objectives else {**spec.raw, "objective": {"metric": objectives[0].metric,
                                                                      "mode": objectives[0].mode}}
     spec = replace(spec, objectives=objectives, raw=raw)
-    check_points(base, _points(spec, upf_lines))
+    points = _points(spec, upf_lines)
+    check_points(base, points)
+    shared = shared_folder_problem(spec, base.opts, base.layers, points)
+    if shared:
+        raise SweepError(shared)
     return PreparedSweep(spec, upf_lines, priors, base.opts)
 
 

@@ -4,10 +4,12 @@ completed trial before sampling starts, so a search continues from it. Parameter
 from __future__ import annotations
 
 import csv
+import io
 import json
 from dataclasses import dataclass
 from typing import Any
 
+from playground.options.user_input.user_files import read_text
 from playground.sweeps.errors import SweepError
 from playground.sweeps.inputs.space import Param
 
@@ -20,11 +22,7 @@ class PriorPoint:
 
 def read_restart_file(path: str, space: list[Param]) -> list[PriorPoint]:
     sampled = {p.key: p for p in space if p.sampled}
-    try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            rows = list(csv.reader(handle))
-    except OSError as err:
-        raise SweepError(f"{path}: cannot read the restart file: {err.strerror}") from None
+    rows = list(csv.reader(io.StringIO(read_text(path, "the restart file", path, SweepError), newline="")))
     if not rows or not rows[0] or rows[0][0].strip() != "y":
         raise SweepError(f"{path}, line 1: the header must start with y, then the parameters (y,<param>,...)")
     header = [h.strip() for h in rows[0]]

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from playground.options.user_input.user_files import parse_json, parse_yaml, read_text
 from playground.restarts.policy import LogPolicy, default_log_policies, parse_log_policies
 from playground.sweeps.errors import SweepError
 from playground.sweeps.inputs.space import Param, parse_space
@@ -120,22 +121,9 @@ def _check_agents(raw: Any, origin: str, problems: list[str]) -> None:
 
 
 def read_spec_file(path: str) -> dict:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as err:
-        raise SweepError(f"{path}: cannot read the sweep spec: {err.strerror}") from None
-    if path.endswith((".yaml", ".yml")):
-        import yaml
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as err:
-            raise SweepError(f"{path}: not valid YAML: {err}") from None
-    else:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise SweepError(f"{path}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
+    text = read_text(path, "the sweep spec", path, SweepError)
+    parse = parse_yaml if path.endswith((".yaml", ".yml")) else parse_json
+    data = parse(text, "the sweep spec", path, SweepError)
     if not isinstance(data, dict):
         raise SweepError(f"{path}: a sweep spec is a mapping (name, base, objective, searcher, space)")
     if "entrypoint" in data:   # a Determined experiment configuration

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from playground.options.user_input.user_files import read_text
 from playground.sweeps.errors import SweepError
 
 # CANDLE's benchmark names for the keys every run has.
@@ -27,11 +28,7 @@ class UpfLine:
 
 
 def read_upf(path: str) -> list[UpfLine]:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
-    except OSError as err:
-        raise SweepError(f"{path}: cannot read the upf file: {err.strerror}") from None
+    lines = read_text(path, "the upf file", path, SweepError).splitlines()
     out, problems, seen = [], [], {}
     for number, text in enumerate(lines, 1):
         if not text.strip() or text.lstrip().startswith("#"):
@@ -57,6 +54,8 @@ def read_upf(path: str) -> list[UpfLine]:
         out.append(UpfLine(trial_id, item, number))
     if not out and not problems:
         problems.append(f"{path}: no parameter lines")
+    if not out and len(problems) > 1 and all(": not a JSON object:" in p for p in problems):
+        problems = [f"{path}: not a upf file: no line is a JSON object (first: {problems[0].split(', ', 1)[1]})"]
     if problems:
         raise SweepError(problems)
     return out

@@ -18,11 +18,11 @@ def open_sweep(sweep_dir: str, storage: str | None = None):
 
 
 def _opened(sweep_dir: str, storage: str | None = None, digest: bool = False):
-    """(folder, spec, study, lines saying where the study lags the trial folders: search/lag.py). `digest`: the
+    """(folder, spec, study, where the study lags the trial folders: search/lag.py's Lag). `digest`: the
     journal's digest where it vouches for it, which has what status reads of a study (search/study.py
     read_study), else Optuna's study."""
     from playground.sweeps.inputs.storage_url import JOURNAL
-    from playground.sweeps.search.lag import lag_lines, trial_folders
+    from playground.sweeps.search.lag import lag_of, trial_folders
     from playground.sweeps.search.storages import locate
     from playground.sweeps.search.study import read_study
     folder = SweepFolder(sweep_dir)
@@ -31,7 +31,7 @@ def _opened(sweep_dir: str, storage: str | None = None, digest: bool = False):
     listed = trial_folders(folder)     # before the study is read: a trial started meanwhile is not taken for lag
     study = read_study(folder, spec.searcher, spec.objectives, storage, digest=digest)
     journal = locate(folder, storage).storage.kind == JOURNAL
-    return folder, spec, study, lag_lines(study, folder, listed, journal)
+    return folder, spec, study, lag_of(study, folder, listed, journal)
 
 
 def status(sweep_dir: str, storage: str | None = None, digest: bool = True) -> int:
@@ -45,7 +45,7 @@ def status(sweep_dir: str, storage: str | None = None, digest: bool = True) -> i
     total = spec.max_trials if spec.searcher_name not in ("grid", "upf") else None
     print(f"sweep {folder.root} ({spec.searcher_name}): " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
           + (f"; budget {total}" if total else ""))
-    for line in lag:
+    for line in lag.lines:
         print(line)
     _print_agents(folder)
     if folder.paused():
@@ -112,12 +112,33 @@ def summary(sweep_dir: str, rebuild: bool = False, storage: str | None = None) -
             raise SweepError("summary --rebuild writes the sweep folder's study.journal; --storage does not apply")
         return _rebuild(sweep_dir)
     folder, spec, study, lag = _opened(sweep_dir, storage)
+    _refuse_a_lagging_study(folder, lag)
     rows = write_summary(study, folder, spec.objectives)
     print(f"wrote {os.path.join(folder.root, 'summary.md')} ({len(rows)} trials), summary.csv, output.csv"
           + (", best.json" if os.path.isfile(os.path.join(folder.root, "best.json")) else ""))
-    for line in lag:
+    for line in lag.lines:
         print(f"warning: {line}", file=sys.stderr)
     return EXIT_DONE
+
+
+def _refuse_a_lagging_study(folder: SweepFolder, lag) -> None:
+    """The reports are not rewritten from a study that lost what the trial folders hold (a journal cut or restored
+    from an older copy): they would lose trials or their values. A study that does not know some folders lost
+    records; trials that ended in their folder but run in the study are that too when no agent may be ending
+    them now (else they show so briefly, and the reports are written with a warning, as the agents rewrite them)."""
+    from playground.sweeps.agents.heartbeat import agents_maybe_alive
+    from playground.sweeps.search.journal_file import repair_command
+    if lag.unknown:
+        what = f"it does not know {len(lag.unknown)} trial folder(s) ({', '.join(lag.unknown[:8])}" + (
+            " ...)" if len(lag.unknown) > 8 else ")")
+    elif lag.behind and not agents_maybe_alive(folder.control):
+        what = "; ".join(lag.behind[:8]) + (f"; and {len(lag.behind) - 8} more" if len(lag.behind) > 8 else "")
+    else:
+        return
+    raise SweepError(f"{folder.root}: the study lags the trial folders: {what}; summary.csv, summary.md, "
+                     f"best.json and output.csv are left as they are, since rewritten from this study they would "
+                     f"lose those trials. Rebuild the study and the reports from the folders with "
+                     f"{repair_command(folder.journal)}")
 
 
 def plots(sweep_dir: str, storage: str | None = None) -> int:

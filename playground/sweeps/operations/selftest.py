@@ -42,7 +42,8 @@ def self_test(spec: SweepSpec) -> int:
     prepared.upf_lines = [replace(line, params={k: v for k, v in line.params.items() if k != "epoch_iter.num_epochs"})
                           for line in prepared.upf_lines[:1]]
     with tempfile.TemporaryDirectory(prefix="sweep-test-") as folder:
-        code = run_sweep(prepared, folder, workers=1, quiet=True)
+        # a failed trial is this check's to report, with its output, not the temporary sweep's last line
+        code = run_sweep(prepared, folder, workers=1, quiet=True, allow_failed=True)
         trials = sorted(os.listdir(os.path.join(folder, "trials")))
         records = epoch_records(os.path.join(folder, "trials", trials[0], "metrics.jsonl")) if trials else []
         problems = []

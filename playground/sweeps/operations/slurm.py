@@ -2,7 +2,9 @@
 from at once (the scheduler is never polled).
 
 Array task i runs `python -m playground sweep agent DIR --workers K` on one node, its log in
-DIR/slurm/agent-<job>_<i>.log. The task asks for K x slots_per_trial CPU cores, or with `gpus` that many GPUs
+DIR/slurm/agent-<job>_<i>.log; the agent is the batch shell (exec), so the task's exit code is the agent's: 0,
+1 when the sweep is done with failed trials (0 with `allow_failed_trials`, passed on as --allow-failed-trials),
+2, or 75 when stopped. The task asks for K x slots_per_trial CPU cores, or with `gpus` that many GPUs
 (the agent gives each of its K workers a disjoint share of them, so a trial gets slots_per_trial GPUs; a trial
 whose opts ask for that many spawns its ranks itself, and a torchrun `trial_program` starts them with
 torchrun). `--sbatch-arg` lines come after the defaults and replace a default of the same option. Each
@@ -44,6 +46,7 @@ class SlurmRequest:
     workers_per_agent: int = 1
     gpus: bool = False
     sbatch_args: list[str] = field(default_factory=list)
+    allow_failed_trials: bool = False   # each agent exits 0 when the sweep is done with failed trials
 
 
 def sweep_folder(sweep_dir: str) -> tuple[SweepFolder, dict]:
@@ -111,6 +114,8 @@ def agent_script(folder: SweepFolder, spec: dict, request: SlurmRequest, python:
                "--workers", str(request.workers_per_agent)]
     if storage is not None:
         command += ["--storage", redact(storage, mark="")]
+    if request.allow_failed_trials:
+        command.append("--allow-failed-trials")
     return "\n".join([
         "#!/bin/bash",
         f"# {request.agents} sweep agent(s) of {folder.root}, {request.workers_per_agent} worker(s) each, "
@@ -156,7 +161,8 @@ def submit(sweep_dir: str, request: SlurmRequest, dry_run: bool = False, spec_fi
     _record(folder, {"job_id": job_id, "script": path, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                      "timestamp": time.time(), "agents": request.agents,
                      "workers_per_agent": request.workers_per_agent, "gpus": request.gpus,
-                     "sbatch_args": request.sbatch_args, "host": socket.gethostname(),
+                     "sbatch_args": request.sbatch_args, "allow_failed_trials": request.allow_failed_trials,
+                     "host": socket.gethostname(),
                      "storage": redact(url, mark="") if url else None})
     print(job_id)
     print(f"playground sweep: submitted job array {job_id}: {request.agents} agent(s) x {request.workers_per_agent} "

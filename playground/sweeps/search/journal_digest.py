@@ -13,10 +13,12 @@ checked at least as strictly as Optuna's replay checks them, and not kept.
 from __future__ import annotations
 
 import enum
+import hashlib
 import json
 from datetime import datetime
 from typing import Any
 
+from playground.sweeps.search import journal_snapshot
 from playground.sweeps.search.journal_file import SweepJournal
 
 
@@ -59,15 +61,27 @@ class JournalDigest:
 def read_digest(path: str, study_name: str) -> JournalDigest | None:
     """The study `study_name` of the journal `path`, or None where a record is not one the fold vouches for
     (open the study with Optuna then). A missing journal is created empty, as opening it for Optuna does.
-    KeyError: the journal holds no such study; JournalDamaged: a line that is no record (journal_file.py)."""
-    fold = _Fold()
-    records = SweepJournal(path).read_logs(0)
-    for log in records:
-        try:
-            fold.apply(log)
-        except Exception:   # whatever Optuna's replay might refuse, or read otherwise: it reads this journal
-            records.close()
-            return None
+    KeyError: the journal holds no such study; JournalDamaged: a line that is no record (journal_file.py).
+    Folds from the snapshot beside the journal where the journal still begins with what it folded
+    (journal_snapshot.py), then the records after it, and leaves a new snapshot when that was many."""
+    journal, version = SweepJournal(path), journal_snapshot.fold_version(__file__)
+    with open(path, "rb") as handle:
+        snapshot = journal_snapshot.load(path, version)
+        hasher = journal_snapshot.verified(handle, snapshot) if snapshot is not None else None
+        fold = _Fold.restored(snapshot.state) if hasher is not None else None
+        if fold is None:
+            fold, start, hasher = _Fold(), (0, 0), hashlib.sha256()
+        else:
+            start = (snapshot.records, snapshot.offset)
+        for log in journal.records_from(handle, *start, hasher):
+            try:
+                fold.apply(log)
+            except Exception:   # whatever Optuna's replay might refuse, or read otherwise: it reads this journal
+                return None
+    records, offset = journal.position
+    if records - start[0] >= journal_snapshot.SNAPSHOT_RECORDS:
+        journal_snapshot.save(path, version, journal_snapshot.Snapshot(records, offset, hasher.hexdigest(),
+                                                                       fold.state()))
     return fold.study(study_name)
 
 
@@ -81,6 +95,30 @@ class _Fold:
                          self._set_study_system_attr, self._create_trial, self._set_param, self._set_state,
                          self._set_intermediate, self._set_trial_user_attr, self._set_trial_system_attr,
                          self._discard_trials]
+
+    def state(self) -> dict[str, Any]:
+        """What the fold holds, as JSON values (journal_snapshot.py keeps it); `restored` makes the same fold."""
+        position = {id(trial): index for index, trial in enumerate(self.trials)}
+        return {"created": self.created,
+                "studies": [[study_id, study.name, study.user_attrs, [position[id(t)] for t in study.trials]]
+                            for study_id, study in self.studies.items()],
+                "trials": [[t.number, int(t.state), t.values, t.user_attrs] for t in self.trials]}
+
+    @classmethod
+    def restored(cls, state: Any) -> "_Fold | None":
+        """The fold `state()` gave, or None when `state` is not one (the caller folds from the start)."""
+        fold = cls()
+        try:
+            fold.created = _int(state["created"])
+            fold.trials = [TrialDigest(number, _STATES[code], values, attrs)     # as state() wrote them
+                           for number, code, values, attrs in state["trials"]]
+            for study_id, name, user_attrs, positions in state["studies"]:
+                study = fold.studies[_int(study_id)] = JournalDigest(name)
+                study.user_attrs = _dict(user_attrs)
+                study.trials = [fold.trials[_int(p)] for p in positions]
+        except (KeyError, TypeError, ValueError, IndexError):
+            return None
+        return fold
 
     def apply(self, log: dict[str, Any]) -> None:
         op = log["op_code"]

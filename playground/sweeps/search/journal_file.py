@@ -106,6 +106,7 @@ class SweepJournal:
         if create and not os.path.exists(path):
             open(path, "ab").close()
         self._read_to = (0, 0)          # (records read, byte offset after them): reads resume there
+        self.position = (0, 0)          # (records, byte offset after them) that records_from has read
         self.last_line = 0              # the line of the last record handed out (what a failed replay names)
 
     def read_logs(self, log_number_from: int) -> Generator[dict[str, Any], None, None]:
@@ -118,18 +119,30 @@ class SweepJournal:
             if os.fstat(handle.fileno()).st_size < offset:
                 raise JournalDamaged(self.path, number, f"it is shorter than the {number} records already read "
                                      "(cut or replaced while the sweep ran)")
-            handle.seek(offset)
             try:
-                for line in handle:
-                    if line[-1:] != b"\n":
-                        return      # being written, or cut by a kill: the next append removes it
-                    log = _record(line, self.path, number + 1)
-                    number, offset = number + 1, offset + len(line)
-                    if number > log_number_from:
-                        self.last_line = number
+                for log in self.records_from(handle, number, offset):
+                    if self.position[0] > log_number_from:
+                        self.last_line = self.position[0]
                         yield log
             finally:
-                self._read_to = (number, offset)
+                self._read_to = self.position
+
+    def records_from(self, handle: Any, number: int, offset: int,
+                     hasher: Any = None) -> Generator[dict[str, Any], None, None]:
+        """The records of the journal open as `handle` after its first `number`, which end at byte `offset`, to
+        the last complete line; each line read is fed to `hasher` too (a hashlib object) when given.
+        `self.position` follows: (records, byte offset after them)."""
+        handle.seek(offset)
+        self.position = (number, offset)
+        for line in handle:
+            if line[-1:] != b"\n":
+                return      # being written, or cut by a kill: the next append removes it
+            log = _record(line, self.path, number + 1)
+            if hasher is not None:
+                hasher.update(line)
+            number, offset = number + 1, offset + len(line)
+            self.position = (number, offset)
+            yield log
 
     @property
     def lock(self) -> JournalLock:

@@ -8,6 +8,7 @@ ended in its folder but runs in the study is either ending this very moment or l
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from playground.sweeps.errors import SweepError
@@ -72,8 +73,16 @@ def refuse_unknown(folder: SweepFolder, listed: list[str], trials: list[Any]) ->
                          f"with {repair_command(folder.journal)}")
 
 
-def lag_lines(study: Any, folder: SweepFolder, listed: list[str], journal: bool) -> list[str]:
-    """What `sweep status` and `sweep summary` say when the study lags the folders; [] when it does not."""
+@dataclass
+class Lag:
+    """Where the study lags the trial folders (lag_of)."""
+    unknown: list[str]      # trial folders the study does not know: it lost records
+    behind: list[str]       # `t0011 is complete in its trial.json but running in the study`, per trial
+    lines: list[str]        # what `sweep status` and `sweep summary` say; [] when the study does not lag
+
+
+def lag_of(study: Any, folder: SweepFolder, listed: list[str], journal: bool) -> Lag:
+    """Whether, and where, the study lags the folders `listed` (listed before it was read)."""
     trials = study.get_trials(deepcopy=False)
     noun = "the journal" if journal else "the study"
     lines = []
@@ -101,7 +110,7 @@ def lag_lines(study: Any, folder: SweepFolder, listed: list[str], journal: bool)
     if unknown or behind:
         lines.append(f"if no agent works on the sweep, {noun} was cut or restored from an older copy: rebuild "
                      f"it from the trial folders with {repair_command(folder.journal)}")
-    return lines
+    return Lag(unknown, behind, lines)
 
 
 def _span(ids: list[str]) -> str:

@@ -4,7 +4,8 @@ passes in a row.
 Only full test passes count (the record point of an epoch's end, kind "epoch"): an interval point measures a
 few test batches. An improvement is a value better than the best so far by more than `min_delta` (below it with
 mode min, above it with max); NaN or a missing value never improves. After the `patience`-th pass without one,
-the hook sets `trainer.should_stop`: the epoch still ends as usual (its checkpoint, fun_per_epoch_aftRunNet) and
+the hook sets `trainer.should_stop` (patience 0 acts as 1, as in Keras and Lightning, whose check follows a pass
+without improvement only: the first such pass stops the run): the epoch still ends as usual (its checkpoint, fun_per_epoch_aftRunNet) and
 no other epoch starts. Epochs are counted from 1 here, as in checkpoint names (`stopped_epoch` 5: five epochs
 trained). The state is checkpointed, so a resumed run stops at the same epoch as an uninterrupted one, and a run
 resumed after it stopped trains no further.
@@ -43,8 +44,8 @@ class EarlyStopping(Hook):
         value = record.get(self.metric)
         if self._improves(value):
             self.best, self.best_epoch, self.passes_without_improvement = value, epochs_done, 0
-        else:
-            self.passes_without_improvement += 1
+            return
+        self.passes_without_improvement += 1
         if self.passes_without_improvement >= self.patience:
             self.stopped_epoch = epochs_done
             self.trainer.should_stop = True

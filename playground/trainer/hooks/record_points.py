@@ -1,7 +1,9 @@
 """Record points: every num_train_iteration_per_test (N) iterations, and at each epoch end when something is left
 to measure. Interval points come after 0-based iterations N-1, 2N-1, ... of each epoch, each closing N
 iterations; with epoch_iter.record_points_at "caffe2", after iterations 0, N, 2N, ... as the original's
-`epoch_iter % num_train_iteration_per_test == 0` (its first point measures one iteration). A point runs the
+`epoch_iter % num_train_iteration_per_test == 0` (its first point measures one iteration), each at its
+`fract_epoch` = epoch + epoch_iter / iterations per epoch (epoch_iter the 0-based iteration just run; otherwise
+a record's `epochs` counts the iterations done, epoch + (epoch_iter + 1) / iterations). A point runs the
 test batches (num_test_iter of them; the full test pass at an epoch end), reduces the meters over ranks,
 computes throughput from the interval timer, lets every hook add to the record (`after_record`), then appends
 it to metrics.jsonl. A full test pass is never made twice at one iteration: an epoch whose last iteration
@@ -18,11 +20,12 @@ class RecordPoints(Hook):
     def __init__(self, trainer) -> None:
         super().__init__(trainer)
         self.per_test = trainer.opts["epoch_iter"]["num_train_iteration_per_test"]
-        self.first_after = 0 if trainer.opts["epoch_iter"]["record_points_at"] == "caffe2" else self.per_test - 1
+        self.caffe2 = trainer.opts["epoch_iter"]["record_points_at"] == "caffe2"
+        self.first_after = 0 if self.caffe2 else self.per_test - 1
 
     def after_iter(self, epoch: int, epoch_iter: int) -> None:
         if epoch_iter % self.per_test == self.first_after:
-            self.record(epoch, epoch_iter + 1, "interval")
+            self.record(epoch, epoch_iter + 1, "interval", at_iteration=epoch_iter if self.caffe2 else None)
 
     def after_epoch(self, epoch: int) -> None:
         if self.full_pass_is_current():
@@ -44,15 +47,18 @@ class RecordPoints(Hook):
         if self.trainer.opts["epoch_iter"]["num_epochs"] == 0 and self.has_test():
             self.record(self.trainer.epoch, 0, "epoch")    # no training asked for: evaluate (one full test pass)
 
-    def record(self, epoch: int, iters_done: int, kind: str) -> dict:
-        """Train meters since the last point, test batches ("epoch": the full test pass), throughput."""
+    def record(self, epoch: int, iters_done: int, kind: str, at_iteration: int | None = None) -> dict:
+        """Train meters since the last point, test batches ("epoch": the full test pass), throughput. The record's
+        `epochs` is epoch + iters_done / iterations per epoch, or with `at_iteration` (the Caffe2 timing) Caffe2's
+        fract_epoch, epoch + at_iteration / iterations per epoch."""
         trainer = self.trainer
+        fraction = (iters_done if at_iteration is None else at_iteration) / max(1, trainer.epoch_iterations)
         self.run_test_batches(kind)
         iters, secs = trainer.hooks.get("interval_timer").take()
         throughput = (iters * trainer.total_batch_size / secs, secs / iters) if iters and secs > 0 else (None, None)
         record = trainer.book.record(
             kind=kind, epoch=epoch, epoch_iter=iters_done, iteration=trainer.global_iter, samples=self.samples_seen(),
-            epochs=epoch + iters_done / max(1, trainer.epoch_iterations), samples_per_sec=throughput[0],
+            epochs=epoch + fraction, samples_per_sec=throughput[0],
             secs_per_train=throughput[1], lr=trainer.lr, wall_time=trainer.wall_time(),
             reduce=dist_utils.all_reduce_sum if trainer.world_size > 1 else None)
         trainer.hooks.call("after_record", record)

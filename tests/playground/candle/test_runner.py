@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 
 from playground.candle.runner import CandleCommand, run_candle
@@ -138,3 +139,33 @@ def test_exponential_keep_mode_is_accepted_and_keeps_checkpoints_at_growing_dist
     folder = tmp_path / "run" / "checkpoints"
     assert sorted(p.name for p in folder.glob("*.pt")) == [f"model_checkpoint_epoch{e}.pt" for e in (1, 4, 6, 8, 9)]
     assert "(ckpt_keep_limit 1000000, ckpt_keep_mode exponential)" in (folder / "ckpt.log").read_text()
+
+
+WHICH_CANDLE = '''
+import os, sys
+if os.path.isdir(os.path.join(os.path.dirname(__file__), "common")):
+    sys.path.append(os.path.join(os.path.dirname(__file__), "common"))
+import candle
+def initialize_parameters():
+    return {"epochs": 1}
+def run(params):
+    print("which:", candle.__name__, flush=True)
+'''
+
+
+def test_a_second_script_in_the_same_process_finds_its_own_candle_after_one_got_playgrounds(tmp_path, capsys,
+                                                                                              monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))          # the scripts' folders and common/ leave with the test
+    for name in ("first", "second"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "which_candle.py").write_text(WHICH_CANDLE)
+    (tmp_path / "second" / "common" / "candle").mkdir(parents=True)
+    (tmp_path / "second" / "common" / "candle" / "__init__.py").write_text("")
+    try:
+        for name in ("first", "second"):
+            script = str(tmp_path / name / "which_candle.py")
+            assert run_candle(CandleCommand(script, run_dir=str(tmp_path / f"run-{name}"))) == 0
+    finally:
+        sys.modules.pop("candle", None)                        # the second script's own
+    printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("which:")]
+    assert printed == ["which: playground.compat.candle", "which: candle"]

@@ -119,7 +119,8 @@ def test_a_checkpoint_folder_that_cannot_exist_is_refused_before_training(tmp_pa
     blocker.write_text("a file where the checkpoint folder should be")
     opts = tiny_opts()
     opts["output"]["checkpoint_folder"] = str(blocker / "checkpoints")
-    with pytest.raises(OptsError, match=r"opts.output.checkpoint_folder: cannot create .* is a file, not a folder"):
+    with pytest.raises(OptsError, match=r"opts.output.checkpoint_folder: cannot create .* is a file, not a folder; "
+                                        r"name a folder you can write, or leave it empty for <run-dir>/checkpoints"):
         run(opts, run_dir=str(tmp_path / "run"))
     assert not (tmp_path / "run").exists()
 

@@ -107,9 +107,29 @@ def test_fetch_file_finds_local_files_and_their_unpacked_folders_and_never_downl
     assert candle.fetch_file("http://x/P1B1/train.csv", "Pilot1") == str(tmp_path / "Pilot1" / "train.csv")
     assert candle.fetch_file("http://x/bundle.tar.gz", "Pilot1", unpack=True) == str(tmp_path / "Pilot1" / "bundle")
     assert candle.fetch_file("http://x/top.tsv", "Pilot1") == str(tmp_path / "top.tsv")
-    with pytest.raises(FileNotFoundError, match=r"absent.csv is not in .*Pilot1 nor .* cannot download it from "
-                                                r"http://x/absent.csv"):
-        candle.fetch_file("http://x/absent.csv", "Pilot1")
+    with pytest.raises(candle.CandleDataMissing) as missing:
+        candle.fetch_file("ftp://x/P1B1/absent.csv", "Pilot1")
+    assert str(missing.value) == (f"candle.get_file: {tmp_path / 'Pilot1' / 'absent.csv'} is missing; playground's "
+                                  "candle does not download: fetch http://x/P1B1/absent.csv by hand and put it there")
+    assert isinstance(missing.value, FileNotFoundError) and "\n" not in str(missing.value)
+
+
+def test_a_local_archive_is_unpacked_beside_itself_and_a_wrong_md5_is_named(tmp_path, monkeypatch):
+    import hashlib
+    import shutil
+    monkeypatch.setenv("CANDLE_DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "src" / "bundle").mkdir(parents=True)
+    (tmp_path / "src" / "bundle" / "a.txt").write_text("inside\n")
+    shutil.make_archive(str(tmp_path / "data" / "Pilot1" / "bundle"), "gztar", tmp_path / "src", "bundle")
+    unpacked = candle.fetch_file("http://x/bundle.tar.gz", "Pilot1")
+    assert unpacked == str(tmp_path / "data" / "Pilot1" / "bundle")
+    assert (tmp_path / "data" / "Pilot1" / "bundle" / "a.txt").read_text() == "inside\n"
+    (tmp_path / "data" / "Pilot1" / "t.csv").write_text("x\n1\n")
+    right = hashlib.md5(b"x\n1\n").hexdigest()
+    assert candle.get_file("t.csv", "http://x/t.csv", md5_hash=right, cache_subdir="Pilot1").endswith("t.csv")
+    with pytest.raises(candle.CandleDataMissing, match=r"t.csv does not have the MD5 0+ .*fetch http://x/t.csv by "
+                                                       "hand and replace it"):
+        candle.get_file("t.csv", "http://x/t.csv", md5_hash="0" * 32, cache_subdir="Pilot1")
 
 
 def test_the_pytorch_helpers_build_what_their_names_say():
@@ -125,9 +145,13 @@ def test_the_pytorch_helpers_build_what_their_names_say():
         candle.build_pytorch_optimizer(model, "lamb", 0.1, defaults)
 
 
-def test_a_member_playground_does_not_offer_is_named_with_what_it_offers():
-    with pytest.raises(AttributeError, match="has no attribute 'load_csv_data'; it offers: ArgumentStruct"):
-        candle.load_csv_data
+def test_a_member_playground_does_not_offer_is_named_in_one_line_and_is_an_attribute_error():
+    with pytest.raises(candle.CandleMemberMissing) as missing:
+        candle.plot_history
+    assert str(missing.value).startswith("candle.plot_history: playground's candle (used because no other `candle` "
+                                         "module could be imported) does not provide it")
+    assert isinstance(missing.value, AttributeError) and "\n" not in str(missing.value)
+    assert not hasattr(candle, "plot_history") and hasattr(candle, "load_csv_data")
 
 
 def test_the_checkpoint_callback_alone_saves_in_ckpt_directory_and_restarts_with_the_rng(tmp_path):

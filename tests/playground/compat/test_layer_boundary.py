@@ -16,6 +16,6 @@ def test_the_candle_layer_uses_only_playgrounds_public_candle_surface():
     layer = sources(REPO / "playground" / "compat" / "candle")
     used = {name for p in layer for name in imports_of(p) if name.startswith("playground.")
             and not name.startswith("playground.compat")}
-    # the exit codes are every package's vocabulary (playground/processes/exit_codes.py imports nothing)
+    # the exit codes and the user-error base class are every package's vocabulary (exit_codes.py imports nothing)
     assert used <= {"playground.candle", "playground.candle.CandleCheckpoint", "playground.processes.exit_codes",
-                    "playground.processes.exit_codes.EXIT_USAGE"}, used
+                    "playground.processes.exit_codes.EXIT_USAGE", "playground.processes.exit_codes.UserError"}, used

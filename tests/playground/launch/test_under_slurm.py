@@ -231,3 +231,35 @@ def test_a_sweep_array_with_one_agent_cancelled_mid_trial_ends_complete_and_its_
 
 def last_checkpoint(run_dir: Path) -> dict:
     return torch.load(os.path.realpath(run_dir / "checkpoints" / "last"), weights_only=True)
+
+
+def test_a_sweep_array_with_a_failed_trial_ends_failed_1_unless_submitted_with_allow_failed_trials(slurm_cluster,
+                                                                                                   tmp_path):
+    """What Slurm shows of a sweep's array tasks (docs/sweeps.md, What Slurm shows): the agent is the batch shell,
+    so a sweep done with a failed trial ends its task FAILED with exit code 1; `sweep submit --allow-failed-trials`
+    passes the flag to the agents, and the same sweep's task then ends COMPLETED, 0."""
+    from tests.playground.sweeps.conftest import CONTRACT_TRIAL, tiny_mlp_opts
+    opts = tiny_mlp_opts()
+    opts["model_param"]["contract_fail_learning_rates"] = [0.01]   # the stand-in trial program fails at this rate
+    (tmp_path / "base.json").write_text(json.dumps({"opts": opts}))
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"name": "failing", "base": "base.json", "trial_program": CONTRACT_TRIAL,
+                                "max_restarts": 0, "objective": {"metric": "test_loss", "mode": "min"},
+                                "searcher": {"name": "grid"},
+                                "space": {"model_param.base_learning_rate": {"type": "categorical",
+                                                                             "vals": [0.1, 0.01]}}}))
+    sweep = tmp_path / "sweep"
+    env = {**slurm_cluster.env, "PYTHONPATH": str(REPO)}
+    ended = []
+    for flag in ([], ["--allow-failed-trials"]):   # the second array finds the sweep done, with its failed trial
+        done = subprocess.run([sys.executable, "-m", "playground", "sweep", "submit", str(sweep), "--spec", str(spec),
+                               "--slurm", "--sbatch-arg=--cpus-per-task=1", *flag], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        job_id = done.stdout.strip()
+        fields = wait_for_job(slurm_cluster, f"{job_id}_0")
+        log = (sweep / "slurm" / f"agent-{job_id}_0.log").read_text()
+        ended.append(((fields["JobState"], fields["ExitCode"]), log.strip().splitlines()[-1]))
+    assert ended == [(("FAILED", "1:0"), "sweep done: 1 complete, 1 failed (t0001: see sweep status); exit code 1"),
+                     (("COMPLETED", "0:0"), "sweep done: 1 complete, 1 failed (t0001: see sweep status); allowed by "
+                                            "--allow-failed-trials; exit code 0")], slurm_cluster.logs()

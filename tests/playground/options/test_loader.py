@@ -374,8 +374,9 @@ def test_each_metric_says_its_mode_else_its_meter_else_its_name():
     ]
     resolved = resolve(("blob", _regression(metrics=metrics, plots=[], ckpt_save_best_metric="test_score"))).opts
     modes = {m["name"]: m["mode"] for m in resolved["output"]["metrics"]}
-    # the meter's higher_is_better wins over the name (test_score), the entry's mode over both
-    assert modes == {"test_mse": "min", "test_r2": "max", "test_score": "min", "test_fit": "max",
+    # the meter's higher_is_better wins over the name (test_score; ComputeLoss's lower is better: test_fit), the
+    # entry's mode over both
+    assert modes == {"test_mse": "min", "test_r2": "max", "test_score": "min", "test_fit": "min",
                      "test_error_rate": "max", "test_loss": "min"}
     from playground.checkpoints.policy import best_metric_of
     assert best_metric_of(resolved["output"]) == ("test_score", "min")
@@ -401,5 +402,5 @@ def test_a_null_num_classes_for_a_classifier_whose_input_cannot_count_classes_is
 
 
 def test_a_wrong_field_of_a_record_shows_that_field_s_value_not_the_whole_record():
-    problems = problems_of(("blob", _regression()), ("--set", {"output": {"early_stopping": {"patience": 0}}}))
-    assert problems == ["opts.output.early_stopping.patience: expected a positive integer, got 0 (from --set)"]
+    problems = problems_of(("blob", _regression()), ("--set", {"output": {"early_stopping": {"patience": -1}}}))
+    assert problems == ["opts.output.early_stopping.patience: expected a non-negative integer, got -1 (from --set)"]

@@ -49,9 +49,11 @@ def run() -> int:
     parser.add_argument("--set", action="append", default=[], dest="sets")
     parser.add_argument("--run-dir", required=True)
     args = parser.parse_args()
-    signal.signal(signal.SIGTERM, _request_stop)
     with open(args.parameters_file, encoding="utf-8") as handle:
         opts = json.load(handle)["opts"]
+    # a start-up this long before the stop handler exists (a real run imports torch): SIGTERM meanwhile kills it
+    time.sleep(float(opts["model_param"].get("contract_startup_seconds", 0)))
+    signal.signal(signal.SIGTERM, _request_stop)
     for item in args.sets:
         key, _, text = item.partition("=")
         section, _, name = key.partition(".")
@@ -71,7 +73,7 @@ def run() -> int:
     busy = bool(opts["model_param"].get("contract_busy", False))  # burn CPU instead of sleeping (benchmarks)
     attempt = _count_attempt(args.run_dir)
     param = opts["model_param"]
-    if attempt <= int(param.get("contract_fail_attempts", 0)):
+    if attempt <= int(param.get("contract_fail_attempts", 0)) or lr in param.get("contract_fail_learning_rates", []):
         print(f"contract trial: failing attempt {attempt} on purpose", file=sys.stderr)
         return 1
     if param.get("contract_oom"):

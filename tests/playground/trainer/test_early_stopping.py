@@ -27,13 +27,14 @@ def regression(**stopping) -> dict:
 
 
 def expected_stop(values: list[float], patience: int, min_delta: float) -> tuple[int | None, int]:
-    """(epoch it stops after, best epoch), counting epochs from 1, by the rule of the docs."""
+    """(epoch it stops after, best epoch), counting epochs from 1, by the rule of the docs (Lightning's: the count
+    is checked after a pass without improvement only)."""
     best, best_epoch, waiting = math.inf, 0, 0
     for epoch, value in enumerate(values, start=1):
         if value < best - min_delta:
             best, best_epoch, waiting = value, epoch, 0
-        else:
-            waiting += 1
+            continue
+        waiting += 1
         if waiting >= patience:
             return epoch, best_epoch
     return None, best_epoch
@@ -65,6 +66,19 @@ def test_the_run_stops_after_patience_full_passes_without_improvement_and_result
         "stopped_epoch": stop, "best_value": values[best_epoch - 1], "best_epoch": best_epoch}
     assert results["metrics"]["test_mse"] == values[:stop]          # the same epochs, then no more
     assert os.path.basename(results["model"]) == f"model_checkpoint_epoch{stop}.pt"
+
+
+def test_patience_0_is_accepted_and_stops_at_the_first_pass_without_improvement_as_keras_and_lightning_do(
+        tmp_path, at_repo):
+    results = {}
+    for patience in (0, 1):
+        run(regression(patience=patience), run_dir=str(tmp_path / f"patience{patience}"))
+        results[patience] = json.loads((tmp_path / f"patience{patience}" / "results.json").read_text())
+    values = results[0]["metrics"]["test_mse"]
+    stop = results[0]["early_stopping"]["stopped_epoch"]
+    assert stop is not None and stop >= 2 and len(values) == stop     # not after the first pass, which improves
+    assert (stop, results[0]["early_stopping"]["best_epoch"]) == expected_stop(values, 1, STOPPING["min_delta"])
+    assert results[0]["early_stopping"] == dict(results[1]["early_stopping"], patience=0)   # 0 acts as 1
 
 
 def test_a_max_metric_stops_by_its_own_direction(tmp_path, at_repo):

@@ -1,7 +1,7 @@
-"""`import candle` for a CANDLE script that playground runs while candle_lib is not installed.
+"""`import candle` for a CANDLE script that playground runs when no other `candle` module can be imported.
 
-playground/candle/runner.py puts this folder first on sys.path only in that case; the module then becomes
-playground.compat.candle, playground's implementation of the part of candle_lib's API benchmarks use.
+playground/candle/script_process.py's finder, last on sys.meta_path, finds this file only then; the module
+becomes playground.compat.candle, playground's implementation of the part of candle_lib's API benchmarks use.
 """
 import sys
 

@@ -11,13 +11,14 @@ from playground.sweeps.files.sweep_folder import SweepFolder
 ONE_POINT = {"model_param.base_learning_rate": 0.1, "epoch_iter.num_epochs": 3}
 
 
-def _run(write_spec, base_file, tmp_path, knobs: dict, max_restarts: int) -> SweepFolder:
+def _run(write_spec, base_file, tmp_path, knobs: dict, max_restarts: int, code: int = 0) -> SweepFolder:
+    """The sweep of ONE_POINT run to its end with `knobs` in the base opts; exit code `code` (1: its trial failed)."""
     opts = json.loads(base_file.read_text())
     opts["opts"]["model_param"].update(knobs)
     base_file.write_text(json.dumps(opts))
     spec = write_spec({"name": "single"}, ONE_POINT, max_restarts=max_restarts)
     sweep = tmp_path / "sweep"
-    assert main(["sweep", "run", str(spec), "--sweep-dir", str(sweep), "--quiet"]) == 0
+    assert main(["sweep", "run", str(spec), "--sweep-dir", str(sweep), "--quiet"]) == code
     return SweepFolder(str(sweep))
 
 
@@ -39,7 +40,7 @@ def test_a_trial_failing_its_first_two_attempts_completes_with_max_restarts_5(wr
 
 
 def test_the_same_trial_ends_failed_with_max_restarts_1(write_spec, base_file, tmp_path):
-    folder = _run(write_spec, base_file, tmp_path, {"contract_fail_attempts": 2}, max_restarts=1)
+    folder = _run(write_spec, base_file, tmp_path, {"contract_fail_attempts": 2}, max_restarts=1, code=1)
     trial = folder.read_trial("t0000")
     assert trial["state"] == "fail" and trial["restarts_used"] == 1
     ended = _ended(folder)
@@ -62,7 +63,7 @@ def test_exit_75_is_continued_without_consuming_the_restart_budget(write_spec, b
 
 
 def test_the_out_of_memory_log_policy_cancels_the_retries(write_spec, base_file, tmp_path):
-    folder = _run(write_spec, base_file, tmp_path, {"contract_oom": True}, max_restarts=5)
+    folder = _run(write_spec, base_file, tmp_path, {"contract_oom": True}, max_restarts=5, code=1)
     trial = folder.read_trial("t0000")
     assert trial["state"] == "fail" and trial["restarts_used"] == 0
     ended = _ended(folder)

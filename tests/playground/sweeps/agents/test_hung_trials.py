@@ -54,7 +54,7 @@ def test_a_stalled_trial_with_no_restarts_left_fails_and_status_names_why(write_
     spec = write_spec({"name": "single"}, SPACE, contract=False, trial_program=HANGING, trial_stall_timeout="2s",
                       trial_stop_grace=5, max_restarts=0)
     sweep = tmp_path / "sweep"
-    assert main(["sweep", "run", str(spec), "--sweep-dir", str(sweep), "--quiet"]) == 0
+    assert main(["sweep", "run", str(spec), "--sweep-dir", str(sweep), "--quiet"]) == 1      # its trial failed
     last = _attempts(sweep / "trials" / "t0000")[-1]
     assert last["exit_code"] == 75 and not last["retry"] and last["stopped"] == "no output for 2 s"
     assert last["end"] - last["start"] < 5                  # it ended on SIGTERM, well within the grace
@@ -69,7 +69,7 @@ def test_a_trial_still_writing_is_stopped_once_past_trial_timeout(write_spec, ba
     spec = write_spec({"name": "single"}, SPACE, contract=False, trial_program=HANGING, trial_stall_timeout=1, trial_timeout=3,
                       trial_stop_grace=5, max_restarts=0)
     sweep = tmp_path / "sweep"
-    assert main(["sweep", "run", str(spec), "--sweep-dir", str(sweep), "--quiet"]) == 0
+    assert main(["sweep", "run", str(spec), "--sweep-dir", str(sweep), "--quiet"]) == 1
     last = _attempts(sweep / "trials" / "t0000")[-1]
     assert last["stopped"] == "ran past trial_timeout (3 s)" and last["exit_code"] == 75
     assert json.loads((sweep / "trials" / "t0000" / "trial.json").read_text())["state"] == "fail"

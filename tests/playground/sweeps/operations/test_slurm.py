@@ -1,6 +1,7 @@
 """`playground sweep submit DIR --slurm` (playground/sweeps/operations/slurm.py): the sbatch script of the agents' job array
 and its submission. CI has no Slurm: a stand-in `sbatch` first on PATH plays the scheduler (it records its
-arguments and the script it was given, and answers a job id as `sbatch --parsable` does)."""
+arguments and the script it was given, and answers a job id as `sbatch --parsable` does); a submitted script is
+run by bash, as Slurm's batch shell runs it, where its exit code is what a task's is."""
 from __future__ import annotations
 
 import json
@@ -15,6 +16,8 @@ import pytest
 from playground.cli import main
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.spec import load_spec
+from tests.conftest import HANG
+from tests.playground.sweeps.agents.test_agent import _contract
 
 STAND_IN = '''#!{python}
 import json, os, shutil, sys
@@ -180,3 +183,28 @@ def test_submit_refuses_moving_a_postgresql_sweep_to_the_journal_with_exit_2(swe
     (folder / "sweep.json").write_text(json.dumps(data))
     assert main(["sweep", "submit", str(folder), "--slurm", "--storage", "journal", "--dry-run"]) == 2
     assert "cannot move to journal" in capsys.readouterr().err
+
+
+def test_allow_failed_trials_reaches_every_agent_so_their_tasks_end_0_after_failed_trials(
+        write_spec, base_file, tmp_path, stand_in_sbatch, capsys):
+    """Each array task runs its script's agent as the batch shell (exec): the task's exit code is the agent's.
+    Here the submitted scripts are run by bash, as the batch shell runs them, on a sweep with a failed trial."""
+    _contract(base_file, contract_fail_learning_rates=[0.01])
+    spec = write_spec({"name": "grid"}, {"model_param.base_learning_rate": {"type": "categorical", "vals": [0.1, 0.01]}},
+                      max_restarts=0)
+    folder = tmp_path / "sweep"
+    scripts = []
+    for flag in ([], ["--allow-failed-trials"]):
+        assert main(["sweep", "submit", str(folder), "--spec", str(spec), "--slurm", *flag]) == 0
+        scripts.append(Path(json.loads(stand_in_sbatch.read_text())[-1]))
+    plain, allowing = (script.read_text() for script in scripts)
+    assert plain.endswith(f"sweep agent {folder} --workers 1\n")
+    assert allowing.endswith(f"sweep agent {folder} --workers 1 --allow-failed-trials\n")
+    entries = [json.loads(line) for line in (folder / "control" / "slurm.jsonl").read_text().splitlines()]
+    assert [entry["allow_failed_trials"] for entry in entries] == [False, True]
+    ended = [subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=HANG) for script in scripts]
+    assert [done.returncode for done in ended] == [1, 0], [done.stderr for done in ended]
+    assert ended[0].stderr.strip().splitlines()[-1] == ("sweep done: 1 complete, 1 failed (t0001: see sweep status); "
+                                                        "exit code 1")
+    assert ended[1].stderr.strip().splitlines()[-1] == ("sweep done: 1 complete, 1 failed (t0001: see sweep status); "
+                                                        "allowed by --allow-failed-trials; exit code 0")

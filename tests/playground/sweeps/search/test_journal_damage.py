@@ -1,6 +1,7 @@
 """study.journal damaged by real writes (journal_file.py, lag.py): a torn last line is cut before the next append;
 garbage or a bad line is one message naming the journal, the line and `sweep summary --rebuild`; an emptied or
-removed journal beside trial folders is refused, never silently replaced; a cut journal is reported as lagging."""
+removed journal beside trial folders is refused, never silently replaced; a cut journal is reported as lagging, and
+`sweep summary` does not rewrite the reports from it."""
 from __future__ import annotations
 
 import json
@@ -135,8 +136,14 @@ def test_a_cut_journal_is_reported_as_lagging_the_folders_and_agents_refuse_it(w
     out = capsys.readouterr().out
     assert "the journal lags the trial folders: it does not know t0002, t0003" in out
     assert f"`playground sweep summary {folder} --rebuild`" in out
-    assert main(["sweep", "summary", str(folder)]) == 0
-    assert "warning: the journal lags the trial folders" in capsys.readouterr().err
+    reports = {name: (folder / name).read_bytes() for name in ("summary.csv", "summary.md", "best.json", "output.csv")}
+    assert reports["summary.csv"].count(b"\n") == 1 + 4
+    assert main(["sweep", "summary", str(folder)]) == 2      # rewritten from the cut journal, it would list 2 trials
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "does not know 2 trial folder(s) (t0002, t0003)" in err, err
+    assert "summary.csv, summary.md, best.json and output.csv are left as they are" in err
+    assert f"`playground sweep summary {folder} --rebuild`" in err
+    assert {name: (folder / name).read_bytes() for name in reports} == reports
     before = _attempts(folder)
     assert _run(spec(4), folder) == 2        # new trials would be numbered into t0002's and t0003's folders
     err = capsys.readouterr().err
@@ -160,6 +167,10 @@ def test_status_names_a_trial_that_ended_in_its_folder_but_runs_in_the_journal(s
     assert main(["sweep", "status", str(folder)]) == 0
     out = capsys.readouterr().out
     assert f"t{told:04d} is complete in its trial.json but running in the study" in out
+    summary = (folder / "summary.csv").read_bytes()
+    assert main(["sweep", "summary", str(folder)]) == 2       # no agent is ending it: the journal lost that record
+    assert f"t{told:04d} is complete in its trial.json but running in the study" in capsys.readouterr().err
+    assert (folder / "summary.csv").read_bytes() == summary
     ran = _run_elsewhere(spec(4), folder)    # the agent adopts it and ends it again from its own folder
     assert ran.returncode == 0, ran.stderr
     assert main(["sweep", "status", str(folder)]) == 0
