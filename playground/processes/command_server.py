@@ -63,6 +63,7 @@ PRELOAD = ("torch", "matplotlib.figure", "playground.cli", "playground.api", "pl
 PRELOAD_PACKAGES = ("playground.commands", "playground.trainer.hooks")
 PER_LAUNCH_PREFIXES = ("PLAYGROUND_",)             # the product's own: read when it runs, never on import
 PER_LAUNCH = frozenset({"CUDA_VISIBLE_DEVICES"})   # read when CUDA initialises, which a server never does
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 MAX_REQUEST = 1 << 20
 GO = b"go"
 
@@ -84,7 +85,7 @@ def main(argv: list[str]) -> dict | None:
     # thread that started it (a parent-death signal would). A stop for the whole process group (Ctrl-C,
     # `kill -- -PGID`) is for the client and its commands.
     never_with_parent()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in STOP_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
     # Waiters are reaped as they end, so that their commands' CPU time counts in this server's children, and the
     # server's in its client's (the kernel's own reaping, SIGCHLD ignored, would drop it).
@@ -163,7 +164,12 @@ def _waiter(request: dict, fds: list[int], keep: set[int]) -> dict:
     channel = socket.socket(fileno=fds[3])
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     go_read, go_write = os.pipe()
+    # The command starts with the stop signals blocked, not only ignored as here: one its client sends before the
+    # command has its own dispositions (`_become`) waits for them, as it reaches a fresh interpreter that starts.
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     pid = supervisor.fork_here(parent_death=signal.SIGTERM)
+    if pid != 0:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     if pid == 0:
         os.close(go_write)
         channel.close()

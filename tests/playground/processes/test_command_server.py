@@ -125,6 +125,16 @@ def test_a_signal_to_a_forked_command_reaches_it_alone(server, tmp_path):
     assert supervisor.signal_child(command) is False      # ended: nothing is sent to whoever has its pid now
 
 
+def test_a_sigterm_at_once_after_the_start_is_never_lost(server, tmp_path):
+    """Sent before the command has become itself (its dispositions are the server's, which ignores stops), the
+    signal waits, blocked, and ends it as it ends a fresh interpreter that is still starting."""
+    for attempt in range(5):
+        command = server.start([*PROBE, "wait", str(tmp_path / f"stopped{attempt}")], ENV, str(REPO), [0, 1, 2])
+        started = time.monotonic()
+        supervisor.signal_child(command)
+        assert command.wait(HANG) in (-signal.SIGTERM, 75) and time.monotonic() - started < 50
+
+
 def test_a_stopped_waiter_never_hangs_its_client(server, tmp_path, monkeypatch):
     """The command ends, its waiter (SIGSTOPped) never reports it: the client sees the end through the command's
     pidfd and, REPORT_SECONDS later, takes it as a death of unknown cause (SIGKILL), instead of waiting for ever."""
