@@ -117,17 +117,16 @@ def test_a_trial_program_and_the_switch_mean_fresh_interpreters(base_file, write
 
 @pytest.mark.slow
 def test_a_killed_trial_server_does_not_stop_the_sweep(base_file, write_spec, tmp_path, started):
-    """The server is SIGKILLed while the first trial trains: that trial ends as usual (its waiter is not the
-    server), the next starts in a fresh interpreter with one note, the one after from a new server."""
-    opts = json.loads(base_file.read_text())
-    opts["opts"]["epoch_iter"]["num_epochs"] = 4     # time to kill the server while the first trial trains
-    base_file.write_text(json.dumps(opts))
+    """The server is SIGKILLed while the first trial runs (held before training): that trial ends as usual (its
+    waiter is not the server), the next starts in a fresh interpreter with one note, the one after from a new
+    server."""
     spec = _real_trials(base_file, write_spec, trials=3)
-    sweep, log = tmp_path / "sweep", tmp_path / "agent.log"
+    sweep, log, hold = tmp_path / "sweep", tmp_path / "agent.log", tmp_path / "hold"
+    hold.write_text("")
     with open(log, "ab") as out:
         agent = subprocess.Popen([sys.executable, "-m", "playground", "sweep", "run", str(spec), "--sweep-dir",
                                   str(sweep), "--workers", "1"], cwd=REPO, stdout=out, stderr=subprocess.STDOUT,
-                                 start_new_session=True)
+                                 start_new_session=True, env=dict(os.environ, TRIAL_PARENT_HOLD=str(hold)))
     started.append(agent)
     first = sweep / "trials" / "t0000" / "parent.json"
     deadline = time.monotonic() + HANG
@@ -137,6 +136,7 @@ def test_a_killed_trial_server_does_not_stop_the_sweep(base_file, write_spec, tm
     server = _parent(json.loads(first.read_text())["ppid"])
     assert _parent(server) == agent.pid and "command_server" in Path(f"/proc/{server}/cmdline").read_text()
     os.kill(server, signal.SIGKILL)
+    hold.unlink()
     assert agent.wait(HANG) == 0, log.read_text()
     output = log.read_text()
     assert f"trial server (pid {server}) cannot start trials" in output and "fresh interpreter" in output, output
