@@ -1,9 +1,11 @@
 """A server that runs `python -m playground ARGS` commands in processes forked from an interpreter that has
-imported torch and the run command's modules once (PRELOAD): a sweep's trial starts in a fraction of a second
-instead of importing torch (about 3 s of CPU). Started by command_servers.py as
-`python -m playground.processes.command_server FD`, exactly as a fresh command would be (supervisor.start_child)
-and with the environment and working folder of the commands it will run; FD is a SOCK_SEQPACKET socket to its
-client, which it serves until the client closes it or dies.
+imported torch and the run command's modules once: a sweep's trial starts in a fraction of a second instead of
+importing torch (about 3 s of CPU). Started by command_servers.py as
+`python -m playground.processes.command_server FD PRELOAD`, exactly as a fresh command would be
+(supervisor.start_child) and with the environment and working folder of the commands it will run; FD is a
+SOCK_SEQPACKET socket to its client, which it serves until the client closes it or dies. PRELOAD is a JSON
+`Preload` (command_servers.py): the modules to import, and the packages whose every module to import; the client
+names them (for sweep trials, sweeps/agents/trial_process.py), so this floor names no module above it.
 
 Each request (a JSON message with the command, its environment, folder and umask, and four descriptors: stdin,
 stdout, stderr and a channel socket) gets a waiter, forked from the server; the waiter forks the command, sends
@@ -54,13 +56,6 @@ from playground.processes import supervisor
 from playground.processes.die_with_parent import never_with_parent
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED
 
-# What a `playground run` imports before its first step (and its plots, matplotlib's Figure), imported once here;
-# and every module of PRELOAD_PACKAGES (the command line imports every command; a run, every built-in hook).
-PRELOAD = ("torch", "matplotlib.figure", "playground.cli", "playground.api", "playground.launch.prepare",
-           "playground.launch.spawn", "playground.launch.worker", "playground.trainer.lr_schedule",
-           "playground.trainer.trial", "playground.outputs.run_summary", "playground.data.form_check",
-           "playground.determined.experiment_run")
-PRELOAD_PACKAGES = ("playground.commands", "playground.trainer.hooks")
 PER_LAUNCH_PREFIXES = ("PLAYGROUND_",)             # the product's own: read when it runs, never on import
 PER_LAUNCH = frozenset({"CUDA_VISIBLE_DEVICES"})   # read when CUDA initialises, which a server never does
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -78,9 +73,10 @@ def per_launch(name: str) -> bool:
 
 
 def main(argv: list[str]) -> dict | None:
-    """Serve the client on socket FD (argv[0]) until it closes it; returns only in a forked command's process,
-    the request that command is."""
+    """Serve the client on socket FD (argv[0]) with the imports of PRELOAD (argv[1], JSON) until it closes it;
+    returns only in a forked command's process, the request that command is."""
     control = socket.socket(fileno=int(argv[0]))
+    preload = json.loads(argv[1]) if len(argv) > 1 else {}
     # This server ends when its client closes the socket, or dies (the kernel closes it then), not with the client's
     # thread that started it (a parent-death signal would). A stop for the whole process group (Ctrl-C,
     # `kill -- -PGID`) is for the client and its commands.
@@ -90,7 +86,7 @@ def main(argv: list[str]) -> dict | None:
     # Waiters are reaped as they end, so that their commands' CPU time counts in this server's children, and the
     # server's in its client's (the kernel's own reaping, SIGCHLD ignored, would drop it).
     signal.signal(signal.SIGCHLD, _reap_waiters)
-    problem = _preload()
+    problem = _preload(preload.get("modules", ()), preload.get("packages", ()))
     for stream in (sys.stdout, sys.stderr):
         stream.flush()     # what the imports printed reaches the client before the answer (it then refuses)
     _send(control, {"error": problem[:2000]} if problem else {"ready": os.getpid()})
@@ -122,13 +118,13 @@ def _reap_waiters(_signum: int, _frame: object) -> None:
         pass
 
 
-def _preload() -> str | None:
-    """Import PRELOAD and PRELOAD_PACKAGES; what makes a command forked from here differ from a fresh one, if
-    anything does."""
+def _preload(modules: Iterable[str], packages: Iterable[str]) -> str | None:
+    """Import `modules`, and every module of `packages`; what makes a command forked from here differ from a
+    fresh one, if anything does."""
     try:
-        for name in PRELOAD:
+        for name in modules:
             importlib.import_module(name)
-        for package in PRELOAD_PACKAGES:
+        for package in packages:
             for module in pkgutil.iter_modules(importlib.import_module(package).__path__, package + "."):
                 importlib.import_module(module.name)
     except Exception as error:     # a broken installation: the client starts fresh interpreters

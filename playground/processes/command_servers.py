@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from typing import IO, Any, Callable, Iterator, Union
+from typing import IO, Any, Callable, Iterator, Mapping, Sequence, Union
 
 from playground.processes import supervisor
 from playground.processes.command_server import GO, per_launch
@@ -36,6 +36,9 @@ MAX_FAILURES = 3
 SERVERS_KEPT = 2
 Started = Union[subprocess.Popen, ForkedProcess]
 Stream = Union[None, int, IO[Any]]
+# What a server imports before it serves: {"modules": [...], "packages": [...]} (every module of each package). The
+# client names them (command_server.py names no module above processes/): for sweep trials, trial_process.py.
+Preload = Mapping[str, Sequence[str]]
 
 
 class ServerUnavailable(Exception):
@@ -51,14 +54,14 @@ def forkable(command: list[str]) -> bool:
 class ForkServer:
     """One command server process, started now; `start` forks a command from it once it is ready."""
 
-    def __init__(self, env: dict[str, str], cwd: str, ready_seconds: float = READY_SECONDS,
+    def __init__(self, env: dict[str, str], cwd: str, preload: Preload, ready_seconds: float = READY_SECONDS,
                  reply_seconds: float = REPLY_SECONDS) -> None:
         self.ready_seconds, self.reply_seconds = ready_seconds, reply_seconds
         control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         output, output_end = os.pipe()
         try:
             self.process = supervisor.start_child(
-                [sys.executable, "-m", SERVER_MODULE, str(theirs.fileno())], env=env, cwd=cwd,
+                [sys.executable, "-m", SERVER_MODULE, str(theirs.fileno()), json.dumps(dict(preload))], env=env, cwd=cwd,
                 pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=output_end, stderr=output_end)
         except BaseException:
             control.close()
@@ -164,9 +167,9 @@ class CommandServers:
     """The command servers of one process (a sweep agent), each started on first use; `note(line)` hears why a
     command started fresh."""
 
-    def __init__(self, note: Callable[[str], None], ready_seconds: float = READY_SECONDS,
+    def __init__(self, note: Callable[[str], None], preload: Preload, ready_seconds: float = READY_SECONDS,
                  reply_seconds: float = REPLY_SECONDS) -> None:
-        self.note = note
+        self.note, self.preload = note, preload
         self.ready_seconds, self.reply_seconds = ready_seconds, reply_seconds
         self.failures = 0
         self._servers: OrderedDict[tuple, ForkServer] = OrderedDict()
@@ -198,7 +201,7 @@ class CommandServers:
             server = self._servers.pop(key, None)
             if server is None:
                 try:
-                    server = ForkServer(startup, key[0], self.ready_seconds, self.reply_seconds)
+                    server = ForkServer(startup, key[0], self.preload, self.ready_seconds, self.reply_seconds)
                 except OSError as error:     # no process to be had (a limit on processes, memory)
                     failure = f"trial server cannot start: {error}"
                 else:

@@ -71,9 +71,21 @@ def slot_env(slot: int, workers: int, gpus: list[str] | None = None) -> dict[str
     return env
 
 
+# What a `playground run` imports before its first step (and its plots, matplotlib's Figure), imported once by a
+# trial server; and every module of the packages (the command line imports every command; a run, every built-in
+# hook). Names only: the servers import them, this layer never does.
+TRIAL_PRELOAD = {
+    "modules": ["torch", "matplotlib.figure", "playground.cli", "playground.api", "playground.launch.prepare",
+                "playground.launch.spawn", "playground.launch.worker", "playground.trainer.lr_schedule",
+                "playground.trainer.trial", "playground.outputs.run_summary", "playground.data.form_check",
+                "playground.determined.experiment_run"],
+    "packages": ["playground.commands", "playground.trainer.hooks"],
+}
+
+
 def trial_servers(note: Callable[[str], None]) -> CommandServers | None:
     """An agent's trial servers (started on first use), or None: PLAYGROUND_TRIAL_SERVER=0."""
-    return None if os.environ.get(TRIAL_SERVER_ENV, "").strip() == "0" else CommandServers(note)
+    return None if os.environ.get(TRIAL_SERVER_ENV, "").strip() == "0" else CommandServers(note, TRIAL_PRELOAD)
 
 
 def start_trial(command: list[str], env: dict[str, str], log_path: str,

@@ -17,6 +17,7 @@ import pytest
 from playground.processes import forked_process, supervisor
 from playground.processes.command_servers import ForkServer
 from playground.processes.forked_process import ForkedProcess
+from playground.sweeps.agents.trial_process import TRIAL_PRELOAD
 from tests.conftest import HANG, REPO
 from tests.playground.processes.children import gone
 
@@ -29,7 +30,7 @@ RANDOM = ("random", "numpy_random", "authkey", "logging_started_ago")
 def server():
     """One server for the module, started as the sweep agent starts its own (the environment less the per-launch
     variables, the repository as working folder)."""
-    started = ForkServer({k: v for k, v in ENV.items() if not k.startswith("PLAYGROUND_")}, str(REPO))
+    started = ForkServer({k: v for k, v in ENV.items() if not k.startswith("PLAYGROUND_")}, str(REPO), TRIAL_PRELOAD)
     yield started
     started.close()
 
@@ -153,7 +154,7 @@ def test_a_forked_command_gets_sigterm_when_its_client_dies(tmp_path):
     client = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import os, sys, time
         from playground.processes.command_servers import ForkServer
-        server = ForkServer(dict(os.environ), {str(REPO)!r})
+        server = ForkServer(dict(os.environ), {str(REPO)!r}, {TRIAL_PRELOAD!r})
         command = server.start({[*PROBE, "wait", str(tmp_path / "stopped")]!r}, dict(os.environ), {str(REPO)!r},
                                [0, 1, 2])
         time.sleep(120)

@@ -17,6 +17,7 @@ from playground.processes import supervisor
 from playground.processes.command_server import per_launch
 from playground.processes.command_servers import MAX_FAILURES, CommandServers
 from playground.processes.forked_process import ForkedProcess
+from playground.sweeps.agents.trial_process import TRIAL_PRELOAD
 from tests.conftest import HANG, REPO
 
 VERSION = [sys.executable, "-m", "playground", "--version"]
@@ -26,7 +27,7 @@ ENV = dict(os.environ, PYTHONUNBUFFERED="1")
 @pytest.fixture(scope="module")
 def servers():
     notes: list[str] = []
-    started = CommandServers(notes.append)
+    started = CommandServers(notes.append, TRIAL_PRELOAD)
     started.notes = notes
     yield started
     started.close()
@@ -54,7 +55,7 @@ def test_a_playground_command_is_forked_with_the_output_of_a_fresh_one(servers):
 
 def test_any_other_command_starts_in_a_fresh_interpreter_without_a_server():
     notes: list[str] = []
-    pool = CommandServers(notes.append)
+    pool = CommandServers(notes.append, TRIAL_PRELOAD)
     process, code, output = run(pool, [sys.executable, "-c", "import os; print(os.getppid())"])
     assert isinstance(process, subprocess.Popen) and (code, output) == (0, f"{os.getpid()}\n")
     assert pool._servers == {} and notes == []
@@ -81,7 +82,7 @@ def test_the_server_outlives_the_thread_that_started_it(servers):
 
 def test_a_killed_server_means_a_fresh_interpreter_then_a_new_server():
     notes: list[str] = []
-    pool = CommandServers(notes.append)
+    pool = CommandServers(notes.append, TRIAL_PRELOAD)
     try:
         first = run(pool, VERSION)[0]
         killed = first.server_pid
@@ -98,7 +99,7 @@ def test_a_killed_server_means_a_fresh_interpreter_then_a_new_server():
 
 def test_a_hung_server_is_given_up_after_its_answer_time_never_waited_for():
     notes: list[str] = []
-    pool = CommandServers(notes.append, reply_seconds=1.0)
+    pool = CommandServers(notes.append, TRIAL_PRELOAD, reply_seconds=1.0)
     try:
         hung = run(pool, VERSION)[0].server_pid
         os.kill(hung, signal.SIGSTOP)
@@ -115,7 +116,7 @@ def test_a_hung_server_is_given_up_after_its_answer_time_never_waited_for():
 def test_a_server_whose_imports_print_is_refused():
     """PYTHONVERBOSE: every import prints a line, which a forked command would not print again."""
     notes: list[str] = []
-    pool = CommandServers(notes.append)
+    pool = CommandServers(notes.append, TRIAL_PRELOAD)
     try:
         process, code, _ = run(pool, VERSION, dict(ENV, PYTHONVERBOSE="1"))
         assert isinstance(process, subprocess.Popen) and code == 0
@@ -126,7 +127,7 @@ def test_a_server_whose_imports_print_is_refused():
 
 def test_after_repeated_failures_every_command_starts_fresh():
     notes: list[str] = []
-    pool = CommandServers(notes.append, ready_seconds=0.0)    # no server is ever ready in time
+    pool = CommandServers(notes.append, TRIAL_PRELOAD, ready_seconds=0.0)    # no server is ever ready in time
     try:
         processes = [run(pool, VERSION)[0] for _ in range(MAX_FAILURES + 2)]
         assert all(isinstance(p, subprocess.Popen) for p in processes)
@@ -139,7 +140,8 @@ def test_nothing_the_server_imports_reads_the_environment_on_import():
     """The per-launch variables (command_server.per_launch) may differ between the server and a command only
     because no module it imports reads the environment at its top level (in functions it reads the command's)."""
     listed = subprocess.run([sys.executable, "-c", "import sys\nfrom playground.processes import command_server\n"
-                             "assert command_server._preload() is None\nprint('\\n'.join(sorted(sys.modules)))"],
+                             f"assert command_server._preload(*{(TRIAL_PRELOAD['modules'], TRIAL_PRELOAD['packages'])!r}) is None\n"
+                             "print('\\n'.join(sorted(sys.modules)))"],
                             capture_output=True, text=True, check=True, timeout=HANG, cwd=str(REPO))
     ours = [name for name in listed.stdout.split() if name == "playground" or name.startswith("playground.")]
     assert "playground.launch.worker" in ours and "playground.commands.sweep" in ours

@@ -18,7 +18,7 @@ import torch
 
 from playground.processes.command_servers import CommandServers
 from playground.processes.forked_process import ForkedProcess
-from playground.sweeps.agents.trial_process import slot_env, start_trial, trial_command, trial_servers
+from playground.sweeps.agents.trial_process import TRIAL_PRELOAD, slot_env, start_trial, trial_command, trial_servers
 from playground.sweeps.inputs.spec import load_spec
 from tests.conftest import HANG, REPO, run_cli
 
@@ -98,7 +98,7 @@ def test_a_trial_program_and_the_switch_mean_fresh_interpreters(base_file, write
     """Only `python -m playground ...` trials are forked: a spec's trial_program (here the contract trial) starts
     in a fresh interpreter; PLAYGROUND_TRIAL_SERVER=0 gives the agent no server at all."""
     notes: list[str] = []
-    servers = CommandServers(notes.append)
+    servers = CommandServers(notes.append, TRIAL_PRELOAD)
     try:
         for contract, kind in ((False, ForkedProcess), (True, subprocess.Popen)):
             spec = load_spec(str(write_spec({"name": "single"}, {"epoch_iter.num_epochs": 1}, contract=contract)))
@@ -162,7 +162,7 @@ def test_forked_trials_on_the_gpu_train_bitwise_as_fresh_ones_and_see_their_own_
         assert parent != agent
         assert _same(_final_checkpoint(fresh / "trials" / name), _final_checkpoint(forked / "trials" / name)), name
         assert _metrics(fresh / "trials" / name) == _metrics(forked / "trials" / name)
-    servers = CommandServers(print)
+    servers = CommandServers(print, TRIAL_PRELOAD)
     try:
         command = trial_command(load_spec(str(spec)), {}, str(tmp_path / "none"))
         (tmp_path / "none").mkdir()
