@@ -2,7 +2,7 @@
 the runner of `playground run EXPERIMENT.yaml` (det-config turns the YAML into `run_command`'s arguments).
 
 - Each attempt: det_cluster.json (cluster_file.py) with the trial's newest complete Core API checkpoint as
-  `latest_checkpoint` (core_files.py), then the command (playground/processes/supervisor.py), cwd the context
+  `latest_checkpoint` (core_files.py), then the command (playground/processes/child_group.py), cwd the context
   dir: once per slot with torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK,
   GROUP_WORLD_SIZE, MASTER_ADDR, MASTER_PORT: gloo on loopback) when the entrypoint is a Trial class or has
   Determined's launch layer prefix, else once per node (this host) without them, as Determined starts an
@@ -30,15 +30,15 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
-from typing import IO, Any
+from typing import Any, Callable
 
 from playground.determined import checkpoint_retention, core_files
 from playground.determined.cluster_file import CLUSTER_ENV, write_cluster_file
 from playground.determined.entrypoint import launches_per_slot, entrypoint_command, entrypoint_problem
 from playground.outputs.atomic_files import write_json
 from playground.processes import supervisor
+from playground.processes.child_group import ChildGroup, Ending
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED, EXIT_USAGE
 from playground.restarts.attempts import append_attempt, next_attempt
 from playground.restarts.fence import Fence
@@ -73,26 +73,29 @@ def run_command(command: list[str], context_dir: str, run_dir: str, cluster_info
         print(f"playground: error: run folder {run_dir}: cannot write there: {err.strerror}", file=sys.stderr)
         return EXIT_USAGE
     runner = _Runner(command, os.path.abspath(context_dir), run_dir, cluster_info, slots, test_mode, per_slot)
-    with supervisor.stop_signals_call(runner.stop):
-        code = _attempts(runner, run_dir, max_restarts)
+    # SIGTERM/SIGINT: SIGTERM to every rank (they checkpoint and return); a second: SIGKILL them now.
+    ranks = ChildGroup(scan=RestartPolicy(0).matching, tolerated=(EXIT_DONE, EXIT_STOPPED),
+                       kill_on_second_stop=True, whole_lines=True)
+    code = ranks.run(_attempts(runner, run_dir, max_restarts))
     if code == EXIT_DONE:     # the trial completed: Determined's retention (checkpoint_retention.py)
         checkpoint_retention.apply(run_dir, cluster_info.get("experiment_config") or {})
     return code
 
 
-def _attempts(runner: "_Runner", run_dir: str, max_restarts: int) -> int:
-    """The attempts of the run, each retried per the restart policy; the last one's exit code."""
-    if not max_restarts:           # one attempt, no attempts.jsonl: as `playground run` without --max-restarts
-        return runner.attempt()[0]   # (a sweep's agent keeps that file for its trials)
+def _attempts(runner: "_Runner", run_dir: str, max_restarts: int) -> Callable[[ChildGroup], int | None]:
+    """One attempt of the run, for ChildGroup.run: its exit code, or None when the restart policy retries it."""
+    if not max_restarts:      # one attempt, no attempts.jsonl: as `playground run` without --max-restarts
+        return lambda ranks: runner.attempt(ranks)[0]   # (a sweep's agent keeps that file for its trials)
     policy = RestartPolicy(max_restarts)
-    while True:
-        attempt = next_attempt(run_dir)
+
+    def attempt(ranks: ChildGroup) -> int | None:
+        number = next_attempt(run_dir)
         started = time.time()
-        append_attempt(run_dir, {"attempt": attempt, "start": started})
-        code, matched = runner.attempt()
-        decision = policy.decide(code, matched, stop_asked=runner.stopping > 0)
-        if not attempt_ended(run_dir, attempt, started, code, decision):
-            return code
+        append_attempt(run_dir, {"attempt": number, "start": started})
+        code, matched = runner.attempt(ranks)
+        decision = policy.decide(code, matched, stop_asked=ranks.stops > 0)
+        return None if attempt_ended(run_dir, number, started, code, decision) else code
+    return attempt
 
 
 def _usage_problem(command: list[str], context_dir: str, slots: int, max_restarts: int) -> str | None:
@@ -141,19 +144,7 @@ class _Runner:
         self.command, self.context_dir, self.run_dir = command, context_dir, run_dir
         self.cluster_info, self.slots, self.test_mode = cluster_info, slots, test_mode
         self.per_slot = per_slot or slots == 1     # one slot: the node's process is rank 0 of 1
-        self.children: list[subprocess.Popen] = []
-        self.stopping = 0
         self.fence = Fence.from_env(run_dir)
-        self.log_lock = threading.Lock()
-        self.policy = RestartPolicy(0)
-
-    def stop(self, _signum: int) -> None:
-        """First stop signal: SIGTERM to every rank (they checkpoint and return); a second: SIGKILL them now.
-        Only signals are sent: this runs as a signal handler, maybe inside the main loop's own poll of a child,
-        so waiting for a child here (supervisor.kill) would wait for a lock that loop holds. The loop reaps."""
-        self.stopping += 1
-        for child in self.children:
-            supervisor.signal_child(child, signal.SIGTERM if self.stopping == 1 else signal.SIGKILL)
 
     def cluster_record(self) -> dict[str, Any]:
         latest = core_files.latest_checkpoint(self.run_dir)
@@ -162,71 +153,31 @@ class _Runner:
                 "latest_checkpoint": latest["storage_id"] if latest else self.cluster_info.get("latest_checkpoint"),
                 "test_mode": bool(self.test_mode)}
 
-    def attempt(self) -> tuple[int, LogPolicy | None]:
+    def attempt(self, ranks: ChildGroup) -> tuple[int, LogPolicy | None]:
+        """Start the command once per slot (or once), their output teed to train.log too; the attempt's exit
+        code and the log policy their output matched."""
         cluster_path = write_cluster_file(self.run_dir, self.cluster_record())
         core_files.take_preempted(self.run_dir)
         ports = (free_port(), free_port())
-        found: list[LogPolicy] = []
-        log = open(os.path.join(self.run_dir, "train.log"), "a", encoding="utf-8")
-        pumps = []
-        self.children = []
-        try:
+        with open(os.path.join(self.run_dir, "train.log"), "a", encoding="utf-8") as log:
+            def to_log(text: str) -> None:
+                if not self.fence.superseded():
+                    log.write(text)
+                    log.flush()
+
             for rank in range(self.slots if self.per_slot else 1):
                 env = rank_environment(rank if self.per_slot else None, self.slots, cluster_path, self.context_dir,
                                        *ports)
                 try:
-                    child = supervisor.start_child(self.command, cwd=self.context_dir, env=env, stdin=subprocess.DEVNULL,
-                                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                    ranks.start(self.command, prefix=f"[rank {rank}] " if rank else "", log=to_log,
+                                cwd=self.context_dir, env=env, stdin=subprocess.DEVNULL)
                 except OSError as err:
                     print(f"playground: error: entrypoint {shlex.join(self.command)}: cannot start it: "
                           f"{err.strerror}", file=sys.stderr)
-                    self._stop_all()
+                    ranks.abandon()
                     return EXIT_USAGE, None
-                self.children.append(child)
-                if self.stopping:          # a stop that came while the ranks started
-                    supervisor.signal_child(child)
-                prefix = f"[rank {rank}] " if rank else ""
-                for stream, out in ((child.stdout, sys.stdout), (child.stderr, sys.stderr)):
-                    pump = threading.Thread(target=self._pump, args=(stream, out, log, prefix, found), daemon=True)
-                    pump.start()
-                    pumps.append(pump)
-            codes = self._wait()
-            for pump in pumps:
-                pump.join()
-        finally:
-            log.close()
-        return self._outcome(codes), (found[0] if found else None)
-
-    def _pump(self, stream: IO[bytes], out: IO[str], log: IO[str], prefix: str, found: list[LogPolicy]) -> None:
-        with stream:
-            for raw in iter(stream.readline, b""):
-                line = prefix + raw.decode("utf-8", errors="replace")
-                with self.log_lock:
-                    out.write(line)
-                    out.flush()
-                    if not self.fence.superseded():
-                        log.write(line)
-                        log.flush()
-                rule = None if found else self.policy.matching(line)
-                if rule is not None:
-                    found.append(rule)
-
-    def _wait(self) -> list[int]:
-        """Every rank's returncode; after the first failure the others get a grace period, then are stopped.
-        self.ended: the ranks in the order they were seen ending (the first to fail on its own comes first)."""
-        deadline = None
-        self.ended: list[int] = []
-        while True:
-            codes = [supervisor.returncode(child) for child in self.children]
-            self.ended += [rank for rank, code in enumerate(codes) if code is not None and rank not in self.ended]
-            if all(code is not None for code in codes):
-                return codes
-            failed = any(code not in (None, EXIT_DONE, EXIT_STOPPED) for code in codes)
-            if failed and deadline is None:
-                deadline = time.monotonic() + supervisor.GRACE_SECONDS
-            if deadline is not None and time.monotonic() >= deadline:
-                self._stop_all()
-            time.sleep(0.05)
+            ending = ranks.wait()
+        return self._outcome(ending, ranks.stops), ending.found
 
     def _stored_checkpoints(self) -> bool:
         """Whether the trial has a checkpoint to resume from: a Core API one, or a Trial API one."""
@@ -234,31 +185,28 @@ class _Runner:
         return bool(core_files.checkpoints(self.run_dir)) or (
             os.path.isdir(folder) and any(name.endswith(".pt") for name in os.listdir(folder)))
 
-    def _stop_all(self) -> None:
-        supervisor.stop([child for child in self.children if supervisor.returncode(child) is None])
-
-    def _outcome(self, codes: list[int]) -> int:
+    def _outcome(self, ending: Ending, stops: int) -> int:
+        codes = ending.codes
         preempted = core_files.take_preempted(self.run_dir)
         if all(code == EXIT_DONE for code in codes):
             return EXIT_STOPPED if preempted else EXIT_DONE
         if all(code in (EXIT_DONE, EXIT_STOPPED) for code in codes):
             return EXIT_STOPPED
         stop_deaths = (-signal.SIGTERM, -signal.SIGINT)     # the stop signal this runner passed on, and
-        if self.stopping > 1:                               # the kill of a second one
+        if stops > 1:                                       # the kill of a second one
             stop_deaths += (-signal.SIGKILL,)
-        if self.stopping and all(code in (EXIT_DONE, EXIT_STOPPED, *stop_deaths) for code in codes):
+        if stops and all(code in (EXIT_DONE, EXIT_STOPPED, *stop_deaths) for code in codes):
             print("playground: the ranks ended on the stop signal; the trial's checkpoints are kept (re-run to "
                   "resume from the latest)", file=sys.stderr)
             return EXIT_STOPPED
-        failed = [rank for rank in self.ended if codes[rank] not in (EXIT_DONE, EXIT_STOPPED)]
-        rank = failed[0] if failed else next(r for r, c in enumerate(codes) if c not in (EXIT_DONE, EXIT_STOPPED))
-        code = codes[rank]
+        # the first to fail on its own comes first
+        rank, code = next((rank, code) for rank, code in ending.exits if code not in (EXIT_DONE, EXIT_STOPPED))
         if code == EXIT_USAGE:
             print(f"playground: rank {rank} of {shlex.join(self.command)} exited with code 2 (a usage error; its "
                   "message is above)", file=sys.stderr)
             return EXIT_USAGE
         kept = ("the checkpoints it stored are kept (re-run to resume)" if self._stored_checkpoints()
                 else "it stored no checkpoint (a re-run starts afresh)")
-        print(f"playground: rank {rank} (pid {self.children[rank].pid}) of {shlex.join(self.command)} "
+        print(f"playground: rank {rank} (pid {ending.children[rank].pid}) of {shlex.join(self.command)} "
               f"{supervisor.how_it_ended(code)}; {kept}", file=sys.stderr)
         return EXIT_FAILED

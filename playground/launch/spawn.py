@@ -6,8 +6,9 @@ next collective, then are terminated; the message names the failed rank. A SIGTE
 passed on to the ranks, which checkpoint and exit with EXIT_STOPPED. Ranks die with this process
 (PR_SET_PDEATHSIG), so none is left behind. A rank 0 fenced by a later attempt's claim (another agent adopted
 the run: playground/restarts/fence.py) says so and the command exits EXIT_STOPPED without writing; the
-other ranks then lose their peer and are ended like the bystanders of any failed rank. Starting, forwarding,
-stopping and reading the ranks is playground/processes/supervisor.py's; what their exits mean is decided here.
+other ranks then lose their peer and are ended like the bystanders of any failed rank. Starting the ranks is
+playground/processes/supervisor.py's, forwarding, stopping and waiting for them processes/child_group.py's; what
+their exits mean is decided here.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from playground.distribution.rank_failure import PeerLost
 from playground.distribution.topology import Topology
 from playground.options.loader import ResolvedOpts
 from playground.processes import supervisor
+from playground.processes.child_group import ChildGroup, Ending
 from playground.processes.exit_codes import (EXIT_DONE, EXIT_FAILED, EXIT_FENCED, EXIT_PEER_LOST, EXIT_STOPPED,
                                              UserError)
 from playground.restarts.fence import Fenced
@@ -125,22 +127,17 @@ def _spawn(prepared, job: Job) -> int:
     # command's own process, ranks of a run that does not compile stand in for torch's compiler as it does.
     lean = deferred_dynamo.permitted() and not prepared.resolved.opts["model_param"].get("compile")
     preload = [name for name in RANK_PRELOAD if not (lean and name == deferred_dynamo.NAME)]
-    ranks = supervisor.start_ranks(_rank_entry, (prepared.resolved, prepared.run_dir, topology, job, lean),
-                                   topology.devices_per_host, preload=preload)
-
-    def forward(_signum: int) -> None:
-        for rank in ranks:
-            supervisor.signal_child(rank)
-
     # A stopped rank is no failure: every rank checkpoints the same agreed iteration and exits EXIT_STOPPED.
-    with supervisor.stop_signals_call(forward):
-        exits, stopped = supervisor.wait_for_children(ranks, tolerated=(EXIT_DONE, EXIT_STOPPED))
-    return _outcome(exits, ranks, topology, stopped)
+    ranks = ChildGroup(tolerated=(EXIT_DONE, EXIT_STOPPED))
+    ranks.add(supervisor.start_ranks(_rank_entry, (prepared.resolved, prepared.run_dir, topology, job, lean),
+                                     topology.devices_per_host, preload=preload))
+    return ranks.run(lambda group: _outcome(group.wait(), topology))
 
 
-def _outcome(exits: list[tuple[int, int]], processes: list, topology: Topology, stopped: set[int] = frozenset()) -> int:
+def _outcome(ending: Ending, topology: Topology) -> int:
     """The command's exit code, with one message naming the rank that failed first for a reason of its own,
     or, when the others only lost contact, the rank(s) that hung: still running when this launcher stopped them."""
+    exits, processes, stopped = ending.exits, ending.children, ending.stopped
     failures = [(index, code) for index, code in exits if code != EXIT_DONE]
     if not failures:
         return EXIT_DONE

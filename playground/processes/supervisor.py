@@ -37,6 +37,7 @@ from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED
 from playground.processes.forked_process import ForkedProcess
 
 GRACE_SECONDS = 5.0
+POLL_SECONDS = 0.05     # how often wait_for_children looks at a child that has no sentinel (a Popen)
 STOP_SIGNALS = held_stop.STOP_SIGNALS
 Child = Union[subprocess.Popen, BaseProcess, ForkedProcess]
 _READ_LIKE_POPEN = (subprocess.Popen, ForkedProcess)
@@ -222,28 +223,35 @@ def stop(children: Iterable[Child], grace: float = GRACE_SECONDS) -> None:
             kill(child)
 
 
-def wait_for_children(children: list[BaseProcess], grace: float = GRACE_SECONDS,
+def wait_for_children(children: list[Child], grace: float = GRACE_SECONDS,
                       tolerated: Iterable[int] = (EXIT_DONE,)) -> tuple[list[tuple[int, int]], set[int]]:
     """Wait for every child: (index, returncode) in the order they ended, and the indices this call had to stop.
     After the first child to end with a code not in `tolerated`, the others get `grace` seconds to end on
-    their own (ranks fail in their next collective), then are stopped (`stop`): one still running then hung."""
+    their own (ranks fail in their next collective), then are stopped (`stop`): one still running then hung.
+    A multiprocessing child is waited for through its sentinel, any other is polled every POLL_SECONDS."""
     from multiprocessing.connection import wait
     tolerated = set(tolerated)
-    running = {child.sentinel: index for index, child in enumerate(children)}
+    running = dict(enumerate(children))
     exits: list[tuple[int, int]] = []
     deadline = None
     while running:
+        sentinels = {child.sentinel: index for index, child in running.items() if isinstance(child, BaseProcess)}
         timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
-        for sentinel in wait(list(running), timeout=timeout):
-            index = running.pop(sentinel)
-            children[index].join()
-            exits.append((index, children[index].exitcode))
-            if children[index].exitcode not in tolerated and deadline is None:
+        if len(sentinels) < len(running):
+            timeout = POLL_SECONDS if timeout is None else min(timeout, POLL_SECONDS)
+        ready = {sentinels[sentinel] for sentinel in wait(list(sentinels), timeout=timeout)}
+        for index, child in list(running.items()):
+            code = _wait(child, None) if index in ready else returncode(child)
+            if code is None:
+                continue
+            del running[index]
+            exits.append((index, code))
+            if code not in tolerated and deadline is None:
                 deadline = time.monotonic() + grace
         if deadline is not None and time.monotonic() >= deadline and running:
-            stop((children[i] for i in running.values()), grace)
-            exits += [(index, children[index].exitcode) for index in running.values()]
-            return exits, set(running.values())
+            stop(running.values(), grace)
+            exits += [(index, returncode(child)) for index, child in running.items()]
+            return exits, set(running)
     return exits, set()
 
 
