@@ -12,7 +12,7 @@ output_tee.py's.
 - tee and scan: a command started with `start` has its stdout and stderr copied here (and to the caller's log);
   ranks `add`ed share this process's terminal.
 - wait: `wait` returns once every child has ended; after the first to end with a code not in `tolerated`, the
-  others get supervisor.GRACE_SECONDS to end on their own, then are stopped (they hung).
+  others get `grace` seconds (supervisor.GRACE_SECONDS) to end on their own, then are stopped (they hung).
 """
 from __future__ import annotations
 
@@ -49,8 +49,9 @@ class ChildGroup:
     """Children supervised together, one attempt after another; see the module doc."""
 
     def __init__(self, scan: Callable[[str], Any] | None = None, tolerated: Iterable[int] = (EXIT_DONE,),
-                 kill_on_second_stop: bool = False, whole_lines: bool = False) -> None:
-        self.tolerated = tuple(tolerated)
+                 kill_on_second_stop: bool = False, whole_lines: bool = False,
+                 grace: float = supervisor.GRACE_SECONDS) -> None:
+        self.tolerated, self.grace = tuple(tolerated), grace
         self.kill_on_second_stop = kill_on_second_stop
         self.stops = 0            # stop signals this process got while `run` ran
         self.children: list[supervisor.Child] = []
@@ -99,7 +100,7 @@ class ChildGroup:
         group is then empty, for the next attempt."""
         children = self.children    # signalled by `forward` until they have ended
         try:
-            exits, stopped = supervisor.wait_for_children(children, tolerated=self.tolerated)
+            exits, stopped = supervisor.wait_for_children(children, self.grace, self.tolerated)
         finally:
             self.children = []
         return Ending(children, exits, stopped, self._tee.join())
@@ -107,7 +108,7 @@ class ChildGroup:
     def abandon(self) -> None:
         """Stop the children started so far (an attempt that cannot go on), and forget them and their output."""
         try:
-            supervisor.stop(self.children)
+            supervisor.stop(self.children, self.grace)
         finally:
             self.children = []
         self._tee.join()

@@ -1,5 +1,6 @@
 """The one supervisor of the child processes the product starts: the ranks of a run (launch/spawn.py), the
-attempts of a restarted run (restarts/supervisor.py) and the trials of a sweep (sweeps/agent.py).
+attempts of a restarted run (restarts/supervisor.py) and the trials of a sweep (sweeps/agent.py). The loop that
+supervises a group of them (attempts, forwarded stops, teed output, the wait) is child_group.py's, built on these.
 
 - start: `start_child` runs a command (subprocess.Popen, exec'd in place by die_with_parent.py);
   `start_ranks` runs a function in processes forked from a fork server that has imported torch once. Either way the child
