@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -115,7 +114,8 @@ def _run_prepared(prepared: PreparedRun) -> dict[str, Any]:
         code = launch(prepared, TRAIN)
         if code != EXIT_DONE:
             raise RuntimeError(f"the run in {prepared.run_dir} exited with code {code}")
-        with open(os.path.join(prepared.run_dir, "results.json"), encoding="utf-8") as handle:
+        from playground.outputs.run_folder import RunFolder
+        with open(RunFolder(prepared.run_dir).results, encoding="utf-8") as handle:
             return json.load(handle)
     from playground.launch.jobs import TRAIN
     from playground.launch.worker import run_rank

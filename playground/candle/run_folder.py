@@ -43,7 +43,7 @@ class CandleRunFolder:
     def write_opts(self, params: dict) -> None:
         self.fence.check("opts.json")
         os.makedirs(self.run_dir, exist_ok=True)
-        write_json(os.path.join(self.run_dir, "opts.json"), {"opts": recordable(params), "script": self.script})
+        write_json(self.outputs.folder.opts, {"opts": recordable(params), "script": self.script})
 
     def wall_time(self) -> float:
         return time.time() - self._started + self.prior_wall_time

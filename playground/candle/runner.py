@@ -22,6 +22,7 @@ from playground.candle.params import read_defaults_file, read_parameters_file, r
 from playground.candle.script_process import outputs_inside, run_keys, script_argv, script_process
 from playground.options.layers import OptsError
 from playground.options.user_input.set_items import PARAM_KEY, parse_value, split_sets
+from playground.outputs.run_folder import RunFolder
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED, EXIT_USAGE, UserError
 from playground.restarts.fence import Fence
 
@@ -239,7 +240,7 @@ def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool
     activate(folder)     # the checkpoint helper finds it, and installs the stop handler: without the helper a
                          # SIGTERM stops the script at once, as it would outside playground
     stdout, stderr = sys.stdout, sys.stderr
-    train_log = open(os.path.join(run_dir, "train.log"), "a", encoding="utf-8")
+    train_log = open(RunFolder(run_dir).log, "a", encoding="utf-8")
     printed = LogMetrics()
     sys.stdout, sys.stderr = (_Tee(stdout, train_log, folder.fence, printed),     # the script's prints too
                               _Tee(stderr, train_log, folder.fence, printed))

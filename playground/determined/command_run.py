@@ -38,6 +38,7 @@ from playground.determined import checkpoint_retention, core_files
 from playground.determined.cluster_file import CLUSTER_ENV, write_cluster_file
 from playground.determined.entrypoint import launches_per_slot, entrypoint_command, entrypoint_problem
 from playground.outputs.atomic_files import write_json
+from playground.outputs.run_folder import RunFolder
 from playground.processes import supervisor
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED, EXIT_USAGE
 from playground.restarts.attempts import append_attempt, next_attempt
@@ -66,7 +67,7 @@ def run_command(command: list[str], context_dir: str, run_dir: str, cluster_info
     try:
         os.makedirs(run_dir, exist_ok=True)
         Fence.from_env(run_dir).check("opts.json")
-        write_json(os.path.join(run_dir, "opts.json"), {
+        write_json(RunFolder(run_dir).opts, {
             "opts": {"experiment_config": cluster_info.get("experiment_config"),
                      "hparams": cluster_info.get("hparams"), "command": command}, "determined": True})
     except OSError as err:
@@ -158,7 +159,7 @@ class _Runner:
     def cluster_record(self) -> dict[str, Any]:
         latest = core_files.latest_checkpoint(self.run_dir)
         return {**self.cluster_info, "run_dir": self.run_dir, "slots_per_trial": self.slots,
-                "checkpoint_dir": self.cluster_info.get("checkpoint_dir") or os.path.join(self.run_dir, "checkpoints"),
+                "checkpoint_dir": self.cluster_info.get("checkpoint_dir") or RunFolder(self.run_dir).checkpoints,
                 "latest_checkpoint": latest["storage_id"] if latest else self.cluster_info.get("latest_checkpoint"),
                 "test_mode": bool(self.test_mode)}
 
@@ -167,7 +168,7 @@ class _Runner:
         core_files.take_preempted(self.run_dir)
         ports = (free_port(), free_port())
         found: list[LogPolicy] = []
-        log = open(os.path.join(self.run_dir, "train.log"), "a", encoding="utf-8")
+        log = open(RunFolder(self.run_dir).log, "a", encoding="utf-8")
         pumps = []
         self.children = []
         try:
@@ -230,7 +231,7 @@ class _Runner:
 
     def _stored_checkpoints(self) -> bool:
         """Whether the trial has a checkpoint to resume from: a Core API one, or a Trial API one."""
-        folder = os.path.join(self.run_dir, "checkpoints")
+        folder = RunFolder(self.run_dir).checkpoints
         return bool(core_files.checkpoints(self.run_dir)) or (
             os.path.isdir(folder) and any(name.endswith(".pt") for name in os.listdir(folder)))
 

@@ -22,6 +22,7 @@ import torch
 from playground.determined.trials.experimental import ExperimentalContext, not_provided
 from playground.determined.trials.lr_scheduler import LRScheduler
 from playground.determined.trials.reducers import MetricReducer, SimpleReducer, WrappedReducer
+from playground.outputs.run_folder import RunFolder
 
 log = logging.getLogger("playground")
 
@@ -177,7 +178,7 @@ class PyTorchTrialContext:
         return self._enable_tensorboard_logging
 
     def get_tensorboard_path(self) -> str:
-        return os.path.join(self.run_dir or ".", "tensorboard")
+        return RunFolder(self.run_dir or ".").tensorboard
 
     def get_tensorboard_writer(self) -> Any:
         """A SummaryWriter into <run-dir>/tensorboard (rank 0; other ranks get one that writes nothing); without

@@ -30,6 +30,7 @@ from torch.utils.data import DataLoader as TorchLoader, RandomSampler
 from playground.determined.cluster_file import read_cluster_file
 from playground.determined.trials.trial import Batch, Epoch, TrainUnit, evaluates_full_dataset, takes_batch_index
 from playground.determined.trials.data_loader import DataLoader
+from playground.outputs.run_folder import RunFolder
 from playground.processes.exit_codes import EXIT_DONE, EXIT_STOPPED, EXIT_USAGE, UserError
 
 LOOP, SLOTS = "playground.determined.trials.loop", "playground.determined.trials.components"
@@ -84,7 +85,7 @@ def _leave_train_log_to_the_runner(run_dir: str) -> None:
     logger = logging.getLogger("playground")
     for handler in list(logger.handlers):
         if isinstance(handler, logging.FileHandler) and \
-                os.path.abspath(handler.baseFilename) == os.path.abspath(os.path.join(run_dir, "train.log")):
+                os.path.abspath(handler.baseFilename) == os.path.abspath(RunFolder(run_dir).log):
             logger.removeHandler(handler)
             handler.close()
 
@@ -204,11 +205,11 @@ def _run_dir(cluster: dict, context: Any) -> str:
     run_id = os.environ.get("TORCHELASTIC_RUN_ID")
     run_dir = os.path.abspath(os.path.join("runs", f"determined-{run_id}") if run_id and run_id != "none"
                               else default_run_dir("determined"))
-    if context.distributed.rank == 0 and not os.path.exists(os.path.join(run_dir, "opts.json")):
+    if context.distributed.rank == 0 and not os.path.exists(RunFolder(run_dir).opts):
         from playground.outputs.atomic_files import write_json
         os.makedirs(run_dir, exist_ok=True)
-        write_json(os.path.join(run_dir, "opts.json"), {"opts": {"hyperparameters": context._hparams,
-                                                                 "local": True}, "determined": True})
+        write_json(RunFolder(run_dir).opts, {"opts": {"hyperparameters": context._hparams,
+                                                      "local": True}, "determined": True})
     return run_dir
 
 
@@ -313,6 +314,6 @@ def _prepare(layers: list[tuple[str, dict]], run_dir: str) -> Any:
     from playground.options.loader import resolve_opts
     resolved = resolve_opts(layers)
     os.makedirs(run_dir, exist_ok=True)
-    return PreparedRun(resolved=resolved, run_dir=run_dir, opts_file=os.path.join(run_dir, "opts.json"),
+    return PreparedRun(resolved=resolved, run_dir=run_dir, opts_file=RunFolder(run_dir).opts,
                        plan=make_plan(resolved, run_dir))
 

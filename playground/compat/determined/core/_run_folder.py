@@ -21,6 +21,7 @@ from typing import Any, Dict, Optional
 
 from playground.determined import core_files
 from playground.outputs.atomic_files import atomic_open
+from playground.outputs.run_folder import RunFolder
 from playground.restarts.fence import Fence
 
 
@@ -58,7 +59,7 @@ class RunFolder:
 
     @property
     def metrics_path(self) -> str:
-        return os.path.join(self.run_dir or "", "metrics.jsonl")
+        return RunFolder(self.run_dir or "").metrics
 
     def start(self) -> None:
         self.started = time.time()
@@ -119,7 +120,7 @@ class RunFolder:
         """det_searcher.jsonl: the searcher operations completed, with their metric (the master's record)."""
         if self.run_dir:
             self.fence.check(core_files.SEARCHER)
-            with open(os.path.join(self.run_dir, core_files.SEARCHER), "a", encoding="utf-8") as handle:
+            with open(RunFolder(self.run_dir).det_searcher, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps({"length": length, "searcher_metric": jsonable(searcher_metric),
                                          "time": time.time()}) + "\n")
 

@@ -10,6 +10,7 @@ import pathlib
 from typing import Any, Dict, List, Optional
 
 from playground.compat.determined.core._run_folder import RunFolder, jsonable
+from playground.outputs.run_folder import RunFolder
 
 logger = logging.getLogger("determined.core")
 
@@ -41,13 +42,13 @@ class TrainContext:
         """Kept in the run folder's det_trial_metadata.json (the trial's metadata on Determined's master)."""
         self._metadata = dict(metadata)
         if self._folder.run_dir:
-            with open(os.path.join(self._folder.run_dir, "det_trial_metadata.json"), "w", encoding="utf-8") as handle:
+            with open(RunFolder(self._folder.run_dir).det_trial_metadata, "w", encoding="utf-8") as handle:
                 json.dump(jsonable(self._metadata), handle)
         return self._metadata
 
     def get_metadata(self) -> Optional[Dict[str, Any]]:
         if self._metadata is None and self._folder.record.get("run_dir"):
-            path = os.path.join(self._folder.record["run_dir"], "det_trial_metadata.json")
+            path = RunFolder(self._folder.record["run_dir"]).det_trial_metadata
             if os.path.exists(path):
                 with open(path, encoding="utf-8") as handle:
                     self._metadata = json.load(handle)
@@ -92,7 +93,7 @@ class TrainContext:
         """The best searcher metric among this trial's validation records (playground sees no other trial's)."""
         searcher = (self._folder.record.get("experiment_config") or {}).get("searcher") or {}
         name, smaller = searcher.get("metric"), searcher.get("smaller_is_better", True)
-        path = os.path.join(self._folder.record.get("run_dir") or "", "metrics.jsonl")
+        path = RunFolder(self._folder.record.get("run_dir") or "").metrics
         if not name or not os.path.exists(path):
             return None
         values = []
