@@ -37,6 +37,7 @@ from typing import IO, Any
 from playground.determined import checkpoint_retention, core_files
 from playground.determined.cluster_file import CLUSTER_ENV, write_cluster_file
 from playground.determined.entrypoint import launches_per_slot, entrypoint_command, entrypoint_problem
+from playground.determined.object_exchange import PORT_ENV   # DistributedContext's object exchange
 from playground.outputs.atomic_files import write_json
 from playground.outputs.run_folder import RunFolder
 from playground.processes import supervisor
@@ -46,7 +47,6 @@ from playground.restarts.fence import Fence
 from playground.restarts.policy import LogPolicy, RestartPolicy
 from playground.restarts.supervisor import attempt_ended
 
-PORT_ENV = "PLAYGROUND_DETERMINED_PORT"      # read by compat/determined/core/_exchange.py
 # playground/compat/determined/on_path holds the module `determined`; found by path, so this floor never imports
 # the compatibility layer.
 ON_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "compat", "determined",

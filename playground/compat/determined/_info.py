@@ -12,6 +12,7 @@ import socket
 from typing import Any, Dict, List, Optional, Union
 
 from playground.determined import cluster_file
+from playground.distribution.launcher_vars import torchrun_ranks
 
 
 class RendezvousInfo:
@@ -132,7 +133,7 @@ def from_cluster_file(record: Dict[str, Any]) -> ClusterInfo:
                        agent_id=socket.gethostname(), slot_ids=list(range(slots)), task_id=task_id,
                        allocation_id=f"{task_id}.{trial._trial_run_id}", session_token="", task_type="TRIAL",
                        latest_checkpoint=latest, trial_info=trial,
-                       rendezvous_info=RendezvousInfo([addr], int(os.environ.get("GROUP_RANK", "0")), [slots]),
+                       rendezvous_info=RendezvousInfo([addr], torchrun_ranks(os.environ, alone=True).group_rank, [slots]),
                        resources_info=ResourcesInfo(_gpu_uuids()))
 
 

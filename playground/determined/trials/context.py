@@ -9,7 +9,8 @@ weights; a model is returned as it is, moved to the device (no DDP wrapper, so a
 parameters unused in a step need nothing special). The process group exists only once training starts: a trial
 that calls collectives in `__init__` is not supported.
 
-Ranks come from torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE), as the runner sets them.
+`context.distributed` is Determined's core.DistributedContext (playground/determined/distributed_context.py):
+the ranks torchrun's variables give (the runner sets them), its object collectives over the run's process group.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
+from playground.determined.distributed_context import DistributedContext
 from playground.determined.trials.experimental import ExperimentalContext, not_provided
 from playground.determined.trials.lr_scheduler import LRScheduler
 from playground.determined.trials.reducers import MetricReducer, SimpleReducer, WrappedReducer
@@ -27,74 +29,13 @@ from playground.outputs.run_folder import RunFolder
 log = logging.getLogger("playground")
 
 
-class DistributedContext:
-    """`context.distributed`: this process's place among the ranks (Determined's core.DistributedContext getters)."""
-
-    def __init__(self, rank: int = 0, size: int = 1, local_rank: int = 0, local_size: int = 1) -> None:
-        self.rank, self.size, self.local_rank, self.local_size = rank, size, local_rank, local_size
-        self.cross_rank, self.cross_size = rank // max(1, local_size), max(1, size // max(1, local_size))
-
-    @classmethod
-    def from_env(cls) -> "DistributedContext":
-        env = os.environ
-        size = int(env.get("WORLD_SIZE", 1))
-        rank = int(env.get("RANK", 0))
-        local_size = int(env.get("LOCAL_WORLD_SIZE", size))
-        return cls(rank, size, int(env.get("LOCAL_RANK", rank % max(1, local_size))), local_size)
-
-    def get_rank(self) -> int:
-        return self.rank
-
-    def get_size(self) -> int:
-        return self.size
-
-    def get_local_rank(self) -> int:
-        return self.local_rank
-
-    def get_local_size(self) -> int:
-        return self.local_size
-
-    def get_cross_rank(self) -> int:
-        return self.cross_rank
-
-    def get_cross_size(self) -> int:
-        return self.cross_size
-
-    def get_num_agents(self) -> int:
-        return self.cross_size
-
-    # Collectives over the run's process group (up once training starts: not in the trial's __init__).
-    def allgather(self, stuff: Any) -> list:
-        """Every rank's `stuff` (picklable), in rank order, on every rank."""
-        if self.size < 2:
-            return [stuff]
-        import torch.distributed as dist
-        every: list = [None] * self.size
-        dist.all_gather_object(every, stuff)
-        return every
-
-    def gather(self, stuff: Any) -> list | None:
-        """Every rank's `stuff` on the chief (rank 0); None elsewhere."""
-        every = self.allgather(stuff)
-        return every if self.rank == 0 else None
-
-    def broadcast(self, stuff: Any) -> Any:
-        """The chief's `stuff`, on every rank."""
-        if self.size < 2:
-            return stuff
-        import torch.distributed as dist
-        box = [stuff]
-        dist.broadcast_object_list(box, 0)
-        return box[0]
-
-
 class PyTorchTrialContext:
     """The context a PyTorchTrial receives (`__init__(self, context)`); built by `det.pytorch.init()` or the
     trial harness (trial_main.py) from the cluster info, or from init's arguments in local mode."""
 
     def __init__(self, hparams: dict | None, exp_conf: dict | None, distributed: DistributedContext | None = None,
                  trial_id: int = 1, experiment_id: int = 1, run_dir: str | None = None, seed: int = 0) -> None:
-        self.distributed = distributed or DistributedContext.from_env()
+        self.distributed = distributed or DistributedContext.for_trial()
         self._hparams = dict(hparams) if hparams is not None else None
         self._exp_conf = exp_conf
         self._ids, self._seed = {"trial": trial_id, "experiment": experiment_id}, seed

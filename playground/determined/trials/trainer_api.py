@@ -14,7 +14,8 @@ from typing import Any, Iterator
 from playground.determined.cluster_file import read_cluster_file
 from playground.processes.exit_codes import EXIT_USAGE, UserError
 from playground.determined.trials.trial import Batch, TrainUnit
-from playground.determined.trials.context import DistributedContext, PyTorchTrialContext
+from playground.determined.distributed_context import DistributedContext
+from playground.determined.trials.context import PyTorchTrialContext
 
 
 @contextlib.contextmanager
