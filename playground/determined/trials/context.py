@@ -236,7 +236,35 @@ class PyTorchTrialContext:
             raise AttributeError(name)
         raise not_provided("context", name)
 
-    # ------------------------------------------------------------------ position (set by the trainer)
+    # ------------------------------------------------------------------ what playground's trainer tells and asks
+    # (loop.py, loop_hook.py, trainer_api.py): the context keeps its own state; not Determined's API
+    def record_epoch_length(self, batches: int) -> None:
+        """An epoch of the training data, in batches (current_train_epoch, is_epoch_start and is_epoch_end)."""
+        self._epoch_len = batches
+
+    def record_batch(self, batch_index: int) -> None:
+        """The batch about to be trained (current_train_batch), 0-based from the trial's first."""
+        self._current_batch_idx = batch_index
+
+    def record_initial_batch(self, batch_index: int) -> None:
+        """Where this session of the run starts training (get_initial_batch): 0, or where a resumed run goes on."""
+        self._initial_batch = batch_index
+
+    def scaler_state_dict(self) -> dict | None:
+        """The state of the scaler wrap_scaler recorded (a checkpoint holds it), None without one."""
+        return self._scaler.state_dict() if self._scaler is not None else None
+
+    def load_scaler_state_dict(self, state: dict | None) -> None:
+        """A checkpoint's scaler state back into the wrapped scaler (nothing without either)."""
+        if state is not None and self._scaler is not None:
+            self._scaler.load_state_dict(state)
+
+    def close_tensorboard_writer(self) -> None:
+        """The end of det.pytorch.init()'s block: the writer get_tensorboard_writer() made, if any, is closed."""
+        if self._writer is not None:
+            self._writer.close()
+
+    # ------------------------------------------------------------------ position (recorded by the trainer)
     def current_train_batch(self) -> int:
         if self._current_batch_idx is None:
             raise RuntimeError("Training hasn't started.")

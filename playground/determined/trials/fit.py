@@ -183,7 +183,17 @@ def rung_epochs(cluster: dict) -> frozenset[int]:
 
 
 def _global_batch(context: Any) -> int:
-    return context._global_batch_size or 1
+    try:
+        return context.get_global_batch_size() or 1
+    except ValueError:       # hyperparameters.global_batch_size is not set
+        return 1
+
+
+def _hparams(context: Any) -> dict | None:
+    try:
+        return context.get_hparams()
+    except ValueError:       # init() was given no hparams (local mode)
+        return None
 
 
 def _torch_loader(data: Any, method: str) -> tuple[Any, bool]:
@@ -208,8 +218,8 @@ def _run_dir(cluster: dict, context: Any) -> str:
     if context.distributed.rank == 0 and not os.path.exists(RunFolder(run_dir).opts):
         from playground.outputs.atomic_files import write_json
         os.makedirs(run_dir, exist_ok=True)
-        write_json(RunFolder(run_dir).opts, {"opts": {"hyperparameters": context._hparams,
-                                                      "local": True}, "determined": True})
+        write_json(RunFolder(run_dir).opts, {"opts": {"hyperparameters": _hparams(context), "local": True},
+                                             "determined": True})
     return run_dir
 
 
@@ -290,7 +300,10 @@ def _warn_short_of_the_searcher(cluster: dict, context: Any, batches: int, epoch
 
 
 def _exp(context: Any) -> dict:
-    return context._exp_conf or {}
+    try:
+        return context.get_experiment_config() or {}
+    except ValueError:       # init() was given no exp_conf (local mode)
+        return {}
 
 
 def _batch_size(loader: Any) -> int:

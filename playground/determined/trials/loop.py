@@ -52,7 +52,7 @@ def prep_a_data_parallel_model(self: Any, model: Any, dataset: Any, is_train: bo
     if is_train:
         data = as_stream_source(dataset, "training", self.opts["epoch_iter"]["batch_per_device"])
         self._set_epoch_size(data)
-        context._epoch_len = self.epoch_iterations
+        context.record_epoch_length(self.epoch_iterations)
         model.batches = build_train_stream(data, self.opts, self.ctx, self.epoch_iterations)
         model.optimizer = context.optimizers[0] if context.optimizers else None
     else:
@@ -115,7 +115,7 @@ def run_training_net(self: Any) -> None:
     epoch_ended: epoch-stepped schedulers, on_training_epoch_end), before the batch's boundaries."""
     det, hook = self.det, self.hooks.get("determined")
     batch = self.train_model.batches.next()
-    det.context._current_batch_idx = self.global_iter
+    det.context.record_batch(self.global_iter)
     hook.share_buffers()
     values = det.trial.train_batch(batch, self.epoch, self.global_iter)
     if isinstance(values, torch.Tensor):

@@ -132,7 +132,7 @@ class DeterminedHook(Hook):
     def before_train(self) -> None:
         trainer = self.trainer
         context = trainer.det.context
-        context._initial_batch = trainer.global_iter
+        context.record_initial_batch(trainer.global_iter)
         self._call("on_trial_startup", trainer.global_iter, None)
         if trainer.global_iter == 0 and not trainer.book.records:
             reset_all(context.reducers)
@@ -176,9 +176,8 @@ class DeterminedHook(Hook):
                 self.trainer.log.info("the reducer %s holds more than plain data: a checkpoint inside a training "
                                       "window does not keep its values so far", wrapped.name)
             reducers[str(index)] = state
-        scaler = self.trainer.det.context._scaler
         return {**self.metrics.state_dict(),
-                "scaler": scaler.state_dict() if scaler is not None else None,
+                "scaler": self.trainer.det.context.scaler_state_dict(),
                 "lr_schedulers": [s.state_dict() for s in self.trainer.det.context.lr_schedulers],
                 "callbacks": {name: callback.state_dict() for name, callback in self.callbacks.items()},
                 "reducers": reducers}
@@ -192,8 +191,7 @@ class DeterminedHook(Hook):
                              f"{len(context.lr_schedulers)}: it is not this trial's checkpoint")
         for scheduler, scheduler_state in zip(context.lr_schedulers, saved):
             scheduler.load_state_dict(scheduler_state)
-        if state.get("scaler") is not None and context._scaler is not None:
-            context._scaler.load_state_dict(state["scaler"])
+        context.load_scaler_state_dict(state.get("scaler"))
         for name, callback_state in state.get("callbacks", {}).items():
             if name in self.callbacks:
                 self.callbacks[name].load_state_dict(callback_state)

@@ -41,8 +41,7 @@ def init(*, hparams: dict | None = None, exp_conf: dict | None = None,
         print(f"playground: error: {err}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
     finally:
-        if context._writer is not None:
-            context._writer.close()
+        context.close_tensorboard_writer()
 
 
 class Trainer:
