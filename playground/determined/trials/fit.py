@@ -30,11 +30,11 @@ from torch.utils.data import DataLoader as TorchLoader, RandomSampler
 from playground.determined.cluster_file import read_cluster_file
 from playground.determined.trials.trial import Batch, Epoch, TrainUnit, evaluates_full_dataset, takes_batch_index
 from playground.determined.trials.data_loader import DataLoader
+from playground.determined.trials.loop_hook import DeterminedHook
 from playground.outputs.run_folder import RunFolder
 from playground.processes.exit_codes import EXIT_DONE, EXIT_STOPPED, EXIT_USAGE, UserError
 
 LOOP, SLOTS = "playground.determined.trials.loop", "playground.determined.trials.components"
-HOOK = "playground.determined.trials.loop_hook"
 
 
 class TrialUsageError(UserError, ValueError):
@@ -43,7 +43,7 @@ class TrialUsageError(UserError, ValueError):
 
 @dataclass
 class TrialSession:
-    """What the trainer methods of loop.py read as `trainer.det`."""
+    """What the `determined` hook (loop_hook.py) is given, and the trainer methods of loop.py read through it."""
     trial: Any
     context: Any
     train_data: Any
@@ -69,11 +69,12 @@ class TrialSession:
 
 @dataclass(frozen=True)
 class DeterminedFit:
-    """The job every rank runs (playground/launch/jobs.py): the loop, with the trial's session attached."""
+    """The job every rank runs (playground/launch/jobs.py): the loop, with the `determined` hook holding the
+    trial's session."""
     session: TrialSession
 
     def run(self, trainer: Any) -> dict | None:
-        trainer.det = self.session
+        trainer.add_hook(DeterminedHook(trainer, self.session))
         if self.session.under_runner:
             _leave_train_log_to_the_runner(trainer.run_dir)
         return trainer.buildModelAndTrain(trainer.opts)
@@ -250,8 +251,7 @@ def _opts_layers(session: TrialSession, context: Any, cluster: dict, max_length:
     opts = {
         "input": {"input_name_py": SLOTS, "shuffle_train": shuffle,
                   "decode_threads": int(getattr(session.train_data, "num_workers", 0))},
-        "model": {"forward_pass_py": SLOTS, "optimizer_py": SLOTS, "additional_override_py": LOOP,
-                  "hooks_py": [HOOK]},
+        "model": {"forward_pass_py": SLOTS, "optimizer_py": SLOTS, "additional_override_py": LOOP},
         "model_param": {"seed": context.get_trial_seed(), "base_learning_rate": 0.1},
         "epoch_iter": {"num_train_sample_per_epoch": records, "num_test_sample": 0, "num_epochs": epochs,
                        "num_train_iteration_per_test": epoch_batches + 1, "batch_per_device": batch,
