@@ -20,7 +20,7 @@ the runner of `playground run EXPERIMENT.yaml` (det-config turns the YAML into `
   retried up to max_restarts (restarts/policy.py), each attempt a line of attempts.jsonl (only when
   max_restarts > 0, as `playground run --max-restarts`: a sweep's agent keeps that file for its trials).
 - The run folder's contract: opts.json (`{"opts": {experiment_config, hparams, command}, "determined": true}`),
-  train.log; metrics.jsonl is the API's (the Core API writes it, compat/determined/core/_run_folder.py).
+  train.log; metrics.jsonl is the API's (the Core API writes it, compat/determined/core/_reports.py).
 """
 from __future__ import annotations
 

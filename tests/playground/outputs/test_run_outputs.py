@@ -59,6 +59,8 @@ class FillDisk(Hook):
         slack = lambda name: -os.path.getsize(os.path.join(run_dir, name)) % 4096
         if not filler or os.path.exists(filler) or not os.path.exists(os.path.join(run_dir, "metrics.jsonl")):
             return      # not asked to, filled already, or no record written yet
+        if record["kind"] != "interval":
+            return      # an epoch's end: its checkpoint, not the next record's line, would meet the full disk
         metrics_fits = len(json.dumps(record)) + 64 < slack("metrics.jsonl")
         log_fits = len(STAMP) + len(format_record(record)) + 64 < slack("train.log")
         if (metrics_fits, log_fits) != {"metrics.jsonl": (False, True), "train.log": (True, False)}[os.environ["FILL_AT"]]:

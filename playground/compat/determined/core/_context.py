@@ -18,7 +18,7 @@ from playground.compat.determined._info import cluster_record, get_cluster_info
 from playground.compat.determined.core._checkpoint import CheckpointContext, DummyCheckpointContext
 from playground.compat.determined.core._distributed import DistributedContext, DummyDistributedContext
 from playground.compat.determined.core._preempt import DummyPreemptContext, PreemptContext, PreemptMode
-from playground.compat.determined.core._run_folder import RunFolder
+from playground.compat.determined.core._reports import TrialReports
 from playground.compat.determined.core._searcher import (SearcherContext, SearcherContextMissing,
                                                           DummySearcherContext, _parse_searcher_units)
 from playground.compat.determined.core._train import DummyTrainContext, TensorboardMode, TrainContext
@@ -145,7 +145,7 @@ def init(*, distributed: Optional[DistributedContext] = None,
         raise ValueError("you must provide a valid DistributedContext for a multi-slot task")
     distributed = distributed or DummyDistributedContext()
     TensorboardMode(tensorboard_mode)
-    folder = RunFolder(record, distributed.rank)
+    folder = TrialReports(record, distributed.rank)
     base = _storage_path(checkpoint_storage) or record.get("checkpoint_dir") or \
         RunFolder(record["run_dir"]).checkpoints
     os.makedirs(base, exist_ok=True)

@@ -1,5 +1,5 @@
 """TrainContext as Determined 0.38.1 has it: metrics reports go to the run folder's metrics.jsonl
-(_run_folder.py says the records), progress and status to the log."""
+(_reports.py says the records), progress and status to the log."""
 from __future__ import annotations
 
 import enum
@@ -9,7 +9,7 @@ import os
 import pathlib
 from typing import Any, Dict, List, Optional
 
-from playground.compat.determined.core._run_folder import RunFolder, jsonable
+from playground.compat.determined.core._reports import TrialReports, jsonable
 from playground.outputs.run_folder import RunFolder
 
 logger = logging.getLogger("determined.core")
@@ -30,7 +30,7 @@ class TensorboardMode(enum.Enum):
 
 
 class TrainContext:
-    def __init__(self, folder: RunFolder, dist: Any, tensorboard_path: Optional[pathlib.Path] = None) -> None:
+    def __init__(self, folder: TrialReports, dist: Any, tensorboard_path: Optional[pathlib.Path] = None) -> None:
         self._folder, self._dist = folder, dist
         self._tensorboard_path = tensorboard_path
         self._metadata: Optional[Dict[str, Any]] = None
@@ -110,4 +110,4 @@ class TrainContext:
 
 class DummyTrainContext(TrainContext):
     def __init__(self, tensorboard_path: Optional[pathlib.Path] = None) -> None:
-        super().__init__(RunFolder(None, 0), None, tensorboard_path)
+        super().__init__(TrialReports(None, 0), None, tensorboard_path)

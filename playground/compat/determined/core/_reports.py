@@ -2,7 +2,7 @@
 det_preempted; playground/determined/core_files.py) when playground started the process for a Determined
 experiment; nowhere but the log off-cluster.
 
-metrics.jsonl holds the records every playground run writes (playground/candle/run_folder.py): a validation
+metrics.jsonl holds the records every playground run writes (playground/candle/candle_run.py): a validation
 report is a `kind: "epoch"` record with `iteration` (steps_completed, in batches), `samples` and `epochs` when
 the experiment's global_batch_size (and records_per_epoch) give them, `wall_time`, then the metrics (a metric
 named `epochs` or `batches`, as Determined's time_metric reads it, is the script's own and wins); a training
@@ -44,7 +44,7 @@ def jsonable(value: Any) -> Any:
     return None
 
 
-class RunFolder:
+class TrialReports:
     """The run folder of this trial as the Core API writes it (rank 0), or a folder that writes nothing."""
 
     def __init__(self, record: Optional[Dict[str, Any]], rank: int) -> None:
