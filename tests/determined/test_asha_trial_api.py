@@ -54,7 +54,8 @@ def test_adaptive_asha_stops_a_trial_api_trial_at_a_rung_inside_its_first_epoch(
     assert len(trials) == 4 and {t.state.name for t in trials} <= {"COMPLETE", "PRUNED"}
     pruned = [t for t in trials if t.state.name == "PRUNED"]
     never_learns = [t for t in trials if t.params["learning_rate"] == 0.0]
-    assert trials[0].params["learning_rate"] == 1.0 and len(never_learns) == 2      # the seeded sampler's order
+    # the seeded sampler's draws, with replacement as Determined's searchers draw
+    assert trials[0].params["learning_rate"] == 1.0 and len(never_learns) == 1
     assert all(t in pruned for t in never_learns), [(t.number, t.params, t.state.name) for t in trials]
     state = json.loads((folder / "searcher.json").read_text())
     assert 80 < EPOCH_BATCHES     # every rung (20, 40, 80 batches) lies inside the first epoch
