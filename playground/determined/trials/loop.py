@@ -10,7 +10,7 @@ methods of the run's trainer class (playground/trainer/trainer_class.py). The tr
   mode) and the first wrapped optimizer; `networks()` / `optimizers()` name each one, so checkpoints hold them all;
 - one training iteration is one `train_batch(batch, epoch_idx, batch_idx)`: the trial steps its optimizers itself;
 - a test batch is `evaluate_batch(batch[, batch_idx])`, or the whole validation set through
-  `evaluate_full_dataset(data_loader)` once per validation;
+  `evaluate_full_dataset(data_loader)` once per validation, on rank 0 only (as Determined);
 - metrics, LR schedulers and the ranks' agreement: the `determined` hook (loop_hook.py, in model.hooks_py).
 """
 from __future__ import annotations
@@ -140,10 +140,7 @@ def run_testing_net(self: Any) -> None:
     trial = det.trial
     if det.full_dataset:
         if hook.eval_batches == 0:
-            with torch.no_grad():
-                values = trial.evaluate_full_dataset(det.validation_loader)
-            _check_metrics(trial, "evaluate_full_dataset", values)
-            hook.add(False, values, 1)
+            _validate_full_dataset(trial, det, hook)
         hook.eval_batches += 1
         return
     batch = model.batches.next()
@@ -153,6 +150,19 @@ def run_testing_net(self: Any) -> None:
     _check_metrics(trial, "evaluate_batch", values)
     hook.eval_batches += 1
     hook.add(False, values, samples_in(batch))
+
+
+def _validate_full_dataset(trial: Any, det: Any, hook: Any) -> None:
+    """As Determined's controller: `evaluate_full_dataset` on rank 0 only, over the whole validation set. The other
+    ranks learn its metric names and add no value, so the validation record (reduced over the ranks) and every
+    rank's on_validation_end hold rank 0's metrics, as Determined broadcasts them to the callbacks."""
+    values = None
+    if det.context.distributed.get_rank() == 0:
+        with torch.no_grad():
+            values = trial.evaluate_full_dataset(det.validation_loader)
+        _check_metrics(trial, "evaluate_full_dataset", values)
+        hook.add(False, values, 1)
+    hook.metrics.share_names(False, values)
 
 
 def _check_metrics(trial: Any, method: str, values: Any) -> None:
