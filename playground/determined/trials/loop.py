@@ -5,7 +5,7 @@ methods of the run's trainer class (playground/trainer/trainer_class.py). The tr
 (`trainer.det`, a TrialSession set by fit.DeterminedFit before the loop starts):
 
 - data: the trial's training and validation loaders, read by playground's seeded, rank-sharded batch streams
-  (data position checkpointed);
+  (data position checkpointed); an epoch is the loader's length, its short last batch included (data_loader.py);
 - the train model slot holds every wrapped model (an nn.ModuleDict, so evaluation switches all of them to eval
   mode) and the first wrapped optimizer; `networks()` / `optimizers()` name each one, so checkpoints hold them all;
 - one training iteration is one `train_batch(batch, epoch_idx, batch_idx)`: the trial steps its optimizers itself;
@@ -22,12 +22,13 @@ import torch
 from torch import nn
 
 from playground.data.batch_stream import build_test_stream, build_train_stream
-from playground.data.forms import as_stream_source
+from playground.data.forms import IterableSource, as_stream_source
 from playground.processes.exit_codes import UserError
 from playground.trainer.anyexp import AnyExp
 from playground.trainer.meters import samples_in
 from playground.checkpoints import state_layout
 from playground.determined.trials.loop_hook import batch_checkpoint_name
+from playground.determined.trials.data_loader import SlotBatches
 
 
 class TrialMethodError(UserError, TypeError):
@@ -51,9 +52,13 @@ def prep_a_data_parallel_model(self: Any, model: Any, dataset: Any, is_train: bo
     model.net = model.module = container
     if is_train:
         data = as_stream_source(dataset, "training", self.opts["epoch_iter"]["batch_per_device"])
-        self._set_epoch_size(data)
+        slots = _slot_batches(self, data)
+        if slots is None:
+            self._set_epoch_size(data)
+        else:
+            self.epoch_iterations = slots.epoch_length
         context._epoch_len = self.epoch_iterations
-        model.batches = build_train_stream(data, self.opts, self.ctx, self.epoch_iterations)
+        model.batches = build_train_stream(data, self.opts, self.ctx, self.epoch_iterations, batch_sampler=slots)
         model.optimizer = context.optimizers[0] if context.optimizers else None
     else:
         data = as_stream_source(dataset, "validation")
@@ -63,6 +68,16 @@ def prep_a_data_parallel_model(self: Any, model: Any, dataset: Any, is_train: bo
     if model.batches is not None and not context.experimental.auto_to_device:
         # context.experimental.disable_auto_to_device(): the trial moves its batches itself
         model.batches.device = torch.device("cpu")
+
+
+def _slot_batches(self: Any, data: Any) -> SlotBatches | None:
+    """Determined's batches of the training loader when an epoch is the loader's (data_loader.py); None for an
+    epoch of `records_per_epoch` or an iterable dataset: the stream's equal global batches across passes."""
+    opts = self.opts
+    if opts["epoch_iter"]["num_train_sample_per_epoch"] or isinstance(data, IterableSource):
+        return None
+    return SlotBatches(len(data), opts["epoch_iter"]["batch_per_device"], self.ctx.world_size, self.ctx.rank,
+                       opts["model_param"]["seed"], opts["input"]["shuffle_train"], self.det.drop_last)
 
 
 def networks(self: Any) -> dict[str, nn.Module]:
