@@ -5,7 +5,6 @@ Checked where they act: the loader, `--dry-run`, the sweep translation; one tiny
 environment_variables and --test."""
 from __future__ import annotations
 
-import json
 import textwrap
 
 import pytest
@@ -15,6 +14,7 @@ from playground.compat.determined._info import from_cluster_file
 from playground.determined.experiment_config import ExperimentConfigError, load_experiment
 from playground.sweeps.inputs.spec import load_spec
 from tests.conftest import run_cli
+from tests.determined.test_run_experiment import cluster_info_of, dry_run
 
 BASE = textwrap.dedent("""\
     name: forms
@@ -34,16 +34,6 @@ def problems_of(path: str) -> list[str]:
     with pytest.raises(ExperimentConfigError) as caught:
         load_experiment(path)
     return caught.value.problems
-
-
-def dry_run(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(["run", *args, "--dry-run"])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def cluster_info_of(out: str) -> dict:
-    return json.loads(out.split("cluster info (det_cluster.json):\n", 1)[1])
 
 
 NOTED = {   # docs/determined.md's `noted` rows, each with a value that is not empty
