@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import pathlib
 from typing import Any, Callable, Iterator
 
 import torch
@@ -22,8 +23,13 @@ import torch
 from playground.determined.trials.experimental import ExperimentalContext, not_provided
 from playground.determined.trials.lr_scheduler import LRScheduler
 from playground.determined.trials.reducers import MetricReducer, SimpleReducer, WrappedReducer
+from playground.processes.exit_codes import UserError
 
 log = logging.getLogger("playground")
+
+
+class ContextMisuse(UserError, ValueError):
+    """A context call in an order Determined refuses (its InvalidExperimentException); the message says which."""
 
 
 class DistributedContext:
@@ -176,8 +182,9 @@ class PyTorchTrialContext:
     def get_enable_tensorboard_logging(self) -> bool:
         return self._enable_tensorboard_logging
 
-    def get_tensorboard_path(self) -> str:
-        return os.path.join(self.run_dir or ".", "tensorboard")
+    def get_tensorboard_path(self) -> pathlib.Path:
+        """<run-dir>/tensorboard, a pathlib.Path as Determined's."""
+        return pathlib.Path(self.run_dir or ".") / "tensorboard"
 
     def get_tensorboard_writer(self) -> Any:
         """A SummaryWriter into <run-dir>/tensorboard (rank 0; other ranks get one that writes nothing); without
@@ -185,7 +192,7 @@ class PyTorchTrialContext:
         <run-dir>/tensorboard/scalars.jsonl."""
         if self._writer is None:
             from playground.determined.trials.scalar_writer import writer_for
-            self._writer = writer_for(self.get_tensorboard_path(), enabled=self.distributed.rank == 0)
+            self._writer = writer_for(str(self.get_tensorboard_path()), enabled=self.distributed.rank == 0)
         return self._writer
 
     # ------------------------------------------------------------------ wrapping
@@ -234,7 +241,13 @@ class PyTorchTrialContext:
         return reducer
 
     def wrap_scaler(self, scaler: Any) -> Any:
-        """The scaler, recorded: its state is checkpointed with the trial's (Determined's scaler_state_dict)."""
+        """The scaler, recorded: its state is checkpointed with the trial's (Determined's scaler_state_dict).
+        Once, before wrap_model (use_amp calls it), as Determined requires."""
+        if self._scaler is not None:
+            raise ContextMisuse("context.wrap_scaler: please only call wrap_scaler or use_amp once")
+        if self.models:
+            raise ContextMisuse("context.wrap_scaler: please call wrap_scaler (or experimental.use_amp) before "
+                                "wrap_model")
         self._scaler = scaler
         return scaler
 

@@ -11,7 +11,7 @@ import contextlib
 import sys
 from typing import Any, Iterator
 
-from playground.determined.cluster_file import read_cluster_file
+from playground.determined.cluster_file import read_cluster_file, trial_seed
 from playground.processes.exit_codes import EXIT_USAGE, UserError
 from playground.determined.trials.trial import Batch, TrainUnit
 from playground.determined.trials.context import DistributedContext, PyTorchTrialContext
@@ -29,7 +29,7 @@ def init(*, hparams: dict | None = None, exp_conf: dict | None = None,
         trial_id, experiment_id = cluster.get("trial_id") or 1, cluster.get("experiment_id") or 1
     else:
         trial_id = experiment_id = 1
-    seed = int(((exp_conf or {}).get("reproducibility") or {}).get("experiment_seed") or 0) + trial_id - 1
+    seed = trial_seed(exp_conf, trial_id)     # ClusterInfo.trial.trial_seed's, as Determined's harness passes it
     context = PyTorchTrialContext(hparams, exp_conf, distributed, trial_id=trial_id, experiment_id=experiment_id,
                                   run_dir=cluster.get("run_dir") if cluster else None, seed=seed)
     context.set_enable_tensorboard_logging(enable_tensorboard_logging)
