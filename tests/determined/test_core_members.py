@@ -20,7 +20,8 @@ MEMBERS = textwrap.dedent('''
     rank = dist.rank
     with core.init(distributed=dist, preempt_mode=core.PreemptMode.ChiefOnly) as ctx:
         out = {"rank": rank, "size": dist.get_size(), "local": [dist.local_rank, dist.local_size],
-               "cross": [dist.cross_rank, dist.cross_size, dist.get_num_agents()]}
+               "cross": [dist.cross_rank, dist.cross_size, dist.get_num_agents()],
+               "env": [os.environ[name] for name in ("GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE")]}
         out["allgather"] = ctx.distributed.allgather({"r": rank})
         out["gather"] = ctx.distributed.gather(rank * 10)
         out["broadcast"] = ctx.distributed.broadcast("from chief" if rank == 0 else None)
@@ -89,6 +90,7 @@ def test_every_core_member_on_two_ranks(tmp_path):
     chief, worker = found
     for out in found:
         assert out["size"] == 2 and out["local"] == [out["rank"], 2] and out["cross"] == [0, 1, 1]
+        assert out["env"] == ["0", "1", str(out["rank"]), "2"]      # one node; the role is the rank among slots
         assert out["allgather"] == [{"r": 0}, {"r": 1}] and out["allgather_local"] == [0, 1]
         assert out["broadcast"] == "from chief" and out["broadcast_local"] == "local chief"
         assert out["downloaded"] == ["metadata.json", "sub/kept.txt"]     # metadata.json is a file of it
@@ -153,11 +155,20 @@ SURFACE = textwrap.dedent('''
            "enums": {e.__name__: [m.name for m in e] for e in (core.DownloadMode, core.PreemptMode,
                                                               core.SearcherMode, core.Unit, core.TensorboardMode,
                                                               core.EarlyExitReason)}}
-    for name in ("errors", "import_from_path", "keras", "ExperimentConfig", "TrialContext", "LegacyTrial"):
+    for name in ("errors", "import_from_path", "keras", "ExperimentConfig", "TrialContext", "LegacyTrial", "util",
+                 "lightning", "transformers", "experimental", "common", "cli", "estimator"):
         try:
             getattr(det, name)
         except AttributeError as err:
             out.setdefault("not_provided", []).append(name if "docs/determined.md" in str(err) else str(err))
+    for module in ("determined.keras", "determined.experimental", "determined.pytorch.deepspeed",
+                   "determined.pytorch.lightning"):
+        try:
+            __import__(module)
+        except ImportError as err:
+            out.setdefault("not_importable", []).append(module if "docs/determined.md" in str(err) else str(err))
+    out["env"] = [os.environ.get(name) for name in ("GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE")]
+    out["exchange_port"] = int(os.environ["PLAYGROUND_DETERMINED_PORT"]) != int(os.environ["MASTER_PORT"])
     try:
         core.DistributedContext.from_tf_config()
     except NotImplementedError as err:
@@ -177,7 +188,7 @@ SURFACE = textwrap.dedent('''
         ctx.profiler.off()
         out["context"] = [ctx.info.trial.trial_id, ctx.distributed.get_size()]
         out["units"], out["lengths"] = ctx.searcher.get_configured_units().name, []
-        for op in ctx.searcher.operations(core.SearcherMode.ChiefOnly):
+        for op in ctx.searcher.operations(core.SearcherMode.ChiefOnly, auto_ack=True):
             out["lengths"].append(op.length)
             for step in range(1, op.length + 1):
                 ctx.train.report_progress(step / op.length)
@@ -197,18 +208,20 @@ SURFACE = textwrap.dedent('''
         out["metadata"] = ctx.train.get_metadata()
         out["tensorboard"] = str(ctx.train.get_tensorboard_path())
         ctx.train.upload_tensorboard_files()
-        os.kill(os.getpid(), signal.SIGTERM)     # as the runner passes one on: should_preempt() acknowledges it
+        os.kill(os.getpid(), signal.SIGTERM)     # as the runner passes one on; acknowledged by the script itself
         deadline = time.time() + 30
-        while not ctx.preempt.should_preempt() and time.time() < deadline:
+        while not ctx.preempt.should_preempt(auto_ack=False) and time.time() < deadline:
             time.sleep(0.05)
+        ctx.preempt.acknowledge_preemption_signal()
         print("OUT " + json.dumps(out), flush=True)
 ''')
 
 
 def test_the_rest_of_the_core_surface_on_one_slot_and_an_acknowledged_preemption_exits_75(tmp_path):
     """What no other test reaches: the top level's facts and constants, the names not provided, the enums, the
-    DistributedContext constructors, the searcher, train and profiler calls; after a SIGTERM, should_preempt()
-    acknowledges it and the script's exit 0 becomes 75 (re-run to resume)."""
+    DistributedContext constructors, the variables the processes get, the searcher, train and profiler calls;
+    after a SIGTERM, should_preempt(auto_ack=False) sees it, acknowledge_preemption_signal() acknowledges it and
+    the script's exit 0 becomes 75 (re-run to resume)."""
     context = tmp_path / "context"
     context.mkdir()
     (context / "surface.py").write_text(SURFACE)
@@ -229,7 +242,11 @@ def test_the_rest_of_the_core_surface_on_one_slot_and_an_acknowledged_preemption
         "TensorboardMode": ["AUTO", "MANUAL"],
         "EarlyExitReason": ["INVALID_HP", "USER_REQUESTED_STOP"]}
     assert out["not_provided"] == ["errors", "import_from_path", "keras", "ExperimentConfig", "TrialContext",
-                                   "LegacyTrial"]
+                                   "LegacyTrial", "util", "lightning", "transformers", "experimental", "common", "cli",
+                                   "estimator"]
+    assert out["not_importable"] == ["determined.keras", "determined.experimental", "determined.pytorch.deepspeed",
+                                     "determined.pytorch.lightning"]
+    assert out["env"] == ["0", "1", "0", "1"] and out["exchange_port"]
     assert out["tf_config"] and out["deepspeed"] == [0, 1, 0, 1] and out["horovod"] == [0, 1, 1]
     assert out["context"] == [1, 1] and out["units"] == "BATCHES" and out["lengths"] == [3]
     assert out["refused"] == ["Progress should be between 0 and 1, not 1.5", "metrics group name cannot contain '.'"]

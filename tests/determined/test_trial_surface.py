@@ -42,6 +42,22 @@ def test_samplers_shuffle_reproducibly_repeat_shard_and_skip():
         samplers.DistributedSampler(base, 2, 2)
 
 
+def test_batch_samplers_shuffle_and_repeat_whole_batches_and_skip_sampler_skips_records():
+    batches = torch.utils.data.BatchSampler(torch.utils.data.SequentialSampler(range(10)), 4, drop_last=False)
+    shuffled = samplers.ReproducibleShuffleBatchSampler(batches, 3)
+    again = samplers.ReproducibleShuffleBatchSampler(batches, 3)
+    passes = [list(shuffled) for _ in range(4)]
+    assert passes == [list(again) for _ in range(4)] and len(shuffled) == 3
+    assert all(sorted(p) == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]] for p in passes)   # batches kept whole
+    assert len({tuple(map(tuple, p)) for p in passes}) > 1                          # each pass its own order
+    endless = iter(samplers.RepeatBatchSampler(batches))
+    assert [next(endless) for _ in range(4)] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9], [0, 1, 2, 3]]
+    assert len(samplers.RepeatBatchSampler(batches)) == 3
+    skipping = samplers.SkipSampler(torch.utils.data.SequentialSampler(range(10)), 3)
+    assert list(skipping) == [3, 4, 5, 6, 7, 8, 9] and len(skipping) == 10     # Determined's len: the sampler's
+    assert list(samplers.SkipSampler(range(2), 5)) == []
+
+
 @pytest.mark.parametrize("ask, named", [("experimental.use_fp8", "context.experimental.use_fp8"),
                                         ("configure_deepspeed", "context.configure_deepspeed")])
 def test_a_member_not_provided_stops_the_trial_with_one_line_naming_it(tmp_path, ask, named):
@@ -120,3 +136,58 @@ def test_wrap_scaler_is_called_once_and_before_wrap_model_as_determined_requires
     late.wrap_model(torch.nn.Linear(2, 1))
     with pytest.raises(ContextMisuse, match="call wrap_scaler .* before wrap_model"):
         late.wrap_scaler(torch.amp.GradScaler("cuda", enabled=False))
+
+
+def one_weight() -> tuple[PyTorchTrialContext, torch.nn.Module, torch.optim.Optimizer]:
+    context = PyTorchTrialContext({"global_batch_size": 4}, {}, DistributedContext())
+    model = context.wrap_model(torch.nn.Linear(1, 1, bias=False))
+    with torch.no_grad():
+        model.weight.fill_(1.0)
+    return context, model, context.wrap_optimizer(torch.optim.SGD(model.parameters(), lr=0.1),
+                                                  backward_passes_per_step=2)
+
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+def test_backward_takes_torch_s_arguments_and_two_passes_make_one_step():
+    context, model, optimizer = one_weight()
+    x = torch.tensor([[2.0]])
+    loss = (model(x) ** 2).sum()                          # d/dw (w x)^2 = 2 w x^2 = 8
+    context.backward(loss, retain_graph=True)
+    context.backward(loss)                                # backward_passes_per_step=2: the gradients add up
+    assert model.weight.grad.item() == 16.0
+    context.step_optimizer(optimizer)
+    assert model.weight.item() == pytest.approx(1.0 - 0.1 * 16.0) and model.weight.grad is None   # zero_grad()
+    out = model(torch.tensor([[1.0], [3.0]])) ** 2        # a vector output needs `gradient`
+    context.backward(out, gradient=torch.tensor([[1.0], [1.0]]), create_graph=True)
+    assert model.weight.grad.item() == pytest.approx(2 * -0.6 * (1 + 9))     # d/dw sum (w x)^2 at w = -0.6
+    assert model.weight.grad.requires_grad                # create_graph: the gradient is differentiable
+    with pytest.raises(ValueError, match="backward_passes_per_step must be >= 1"):
+        context.wrap_optimizer(torch.optim.SGD(model.parameters(), lr=0.1), backward_passes_per_step=0)
+
+
+def test_experimental_reducer_forwards_of_0_15_reduce_and_reset():
+    context = PyTorchTrialContext({"global_batch_size": 4}, {}, DistributedContext())
+    total = context.experimental.wrap_reducer(sum, name="total", for_validation=False)
+    seen = context.experimental.wrap_reducer(lambda values: {"seen": len(values)}, for_training=False)
+    for value in (1, 2, 3):
+        total.update(value)
+        seen.update(value)
+    assert context.experimental.reduce_metrics(for_training=True) == {"total": 6}
+    assert context.experimental.reduce_metrics(for_training=False) == {"seen": 3}
+    context.experimental.reset_reducers()
+    assert context.experimental.reduce_metrics(for_training=True) == {"total": 0}
+    assert context.experimental.reduce_metrics(for_training=False) == {"seen": 0}
+
+
+def test_trainer_configure_profiler_does_nothing_and_other_names_not_provided_are_named(caplog):
+    from playground.compat.determined import pytorch
+    from playground.determined.trials.experimental import NotProvided
+    with pytest.raises(NotProvided, match="determined.pytorch.CheckpointLoadContext is not provided.*"
+                                          "docs/determined-pytorch.md"):
+        pytorch.CheckpointLoadContext
+    trainer = pytorch.Trainer(object(), PyTorchTrialContext({"global_batch_size": 4}, {}, DistributedContext()))
+    with caplog.at_level("WARNING", logger="playground"):
+        assert trainer.configure_profiler(sync_timings=True, enabled=True, begin_on_batch=0, end_after_batch=5) is None
+    assert "configure_profiler() does nothing" in caplog.text
+    with pytest.raises(NotProvided, match="Trainer.profile is not provided"):
+        trainer.profile
