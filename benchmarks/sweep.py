@@ -2,8 +2,11 @@
 
     .venv/bin/python benchmarks/sweep.py [--trials 20] [--busy 2.0] [--tells 200]
     .venv/bin/python benchmarks/sweep.py --scale N [--workers 4] [--edge 20] [--real-fill] [--epochs 2]
+    .venv/bin/python benchmarks/sweep.py --start [--start-trials 100] [--rounds 2] [--start-workers 1]
 
-`--scale N` measures only the cost per trial at N trials, start and end (benchmarks/sweep_scale.py).
+`--scale N` measures only the cost per trial at N trials, start and end (benchmarks/sweep_scale.py). `--start`
+measures only a real trial's start-to-first-step time and a sweep of one-epoch digits trials end to end, with the
+agent's trial server and without it, alternately (benchmarks/sweep_start.py).
 
 1. Orchestration per trial: a 1-worker sweep of N trials of the contract trial program (the run-folder
    contract in a ~50 ms pure-Python process, tests/playground/sweeps/contract_trial.py). For trial i the
@@ -180,9 +183,16 @@ def main() -> int:
     parser.add_argument("--edge", type=int, default=20, help="real trials at the start and at the end of --scale")
     parser.add_argument("--real-fill", action="store_true", help="--scale: run every trial for real (slow)")
     parser.add_argument("--epochs", type=int, default=2, help="--scale: epochs per trial (a journal record each)")
+    parser.add_argument("--start", action="store_true", help="measure only trial start-up, with and without the "
+                        "trial server")
+    parser.add_argument("--start-trials", type=int, default=100, help="--start: trials per sweep")
+    parser.add_argument("--rounds", type=int, default=2, help="--start: sweeps per mode, the modes alternating")
+    parser.add_argument("--start-workers", type=int, default=1, help="--start: slots of each sweep")
     args = parser.parse_args()
     if args.scale:
         return _scale(args)
+    if args.start:
+        return _start(args)
     print(f"load average at start: {os.getloadavg()}")
     if args.only_storages:
         _storages(args)
@@ -204,6 +214,18 @@ def _scale(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory() as folder:
         out = measure(folder, args.scale, args.workers, args.edge, args.real_fill, _spec, args.epochs)
     print("\n".join(report(args.scale, args.workers, out)))
+    return 0
+
+
+def _start(args: argparse.Namespace) -> int:
+    from sweep_start import measure, report
+    if args.start_trials < 2:
+        sys.exit("sweep.py: --start-trials must be at least 2 (a sweep's first trial is reported apart)")
+    print(f"load average at start: {os.getloadavg()}", flush=True)
+    with tempfile.TemporaryDirectory() as folder:
+        out = measure(folder, args.start_trials, args.rounds, args.start_workers)
+    print("\n".join(report(args.start_trials, args.start_workers, out)))
+    print(f"load average at end: {os.getloadavg()}")
     return 0
 
 

@@ -97,7 +97,9 @@ def prepare_opts(opts: dict, run_dir: str | None = None, sets: list[str] | None 
 
 def run(opts: dict, run_dir: str | None = None, sets: list[str] | None = None,
         defaults: dict | None = None) -> dict[str, Any]:
-    """Train; return the result dict (as assembleAllOutputs gave it, on rank 0)."""
+    """Train; return the result dict (as assembleAllOutputs gave it, on rank 0). Called in your own process, the
+    run gives back what it set in torch (threads, deterministic kernels, cuDNN's autotuner) when it ends; the random
+    generators stay seeded as the run left them."""
     from playground.outputs.run_folder_lock import release_run_folder
     prepared = prepare_opts(opts, run_dir, sets, defaults)
     try:

@@ -11,18 +11,29 @@ from pathlib import Path
 import pytest
 
 
-def pytest_configure(config) -> None:
+def share_the_cores_among_the_workers() -> None:
     """Each of the suite's n workers (pytest-xdist), and every process its tests start, computes with cores // n
-    threads (torch reads OMP_NUM_THREADS when it is imported, after this). With torch's default, a thread per core
-    in each of n workers' processes at once, OpenMP threads busy-wait for each other between operations and the
-    same work costs more CPU. Only in a worker: a suite run without xdist is alone on the machine, and the serial
-    tests compare a Slurm task's threads (torch's default: its CPU mask) with the built-in launcher's. What the
-    caller set is kept; a run whose opts give its threads still uses them."""
-    if not hasattr(config, "workerinput"):
-        return
-    workers = int(os.environ["PYTEST_XDIST_WORKER_COUNT"])
-    os.environ.setdefault("OMP_NUM_THREADS", str(max(len(os.sched_getaffinity(0)) // workers, 1)))
+    threads. With torch's default, a thread per core in each of n workers' processes at once, OpenMP threads
+    busy-wait for each other between operations and the same work costs more CPU. Only in a worker: a suite run
+    without xdist is alone on the machine, and the serial tests compare a Slurm task's threads (torch's default:
+    its CPU mask) with the built-in launcher's. What the caller set is kept; a run whose opts give its threads
+    still uses them.
 
+    Done when pytest imports this file, the first of the suite's conftest files: torch reads OMP_NUM_THREADS
+    when it is imported, and a conftest below this folder (tests/playground's) imports torch before any hook
+    here runs. A worker computing with more threads than its children ends a reference run made in the worker
+    with other bits than the same run killed and resumed in child processes (tests/experiments, the
+    checkpoint tests). Where torch was imported even earlier (a plugin), its threads are set here."""
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")   # set by xdist in a worker before it reads conftests
+    if not (workers and os.environ.get("PYTEST_XDIST_WORKER")):
+        return
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(len(os.sched_getaffinity(0)) // int(workers), 1)))
+    threads = os.environ["OMP_NUM_THREADS"]
+    if "torch" in sys.modules and threads.isdigit():
+        sys.modules["torch"].set_num_threads(int(threads))
+
+
+share_the_cores_among_the_workers()
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"

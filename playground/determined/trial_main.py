@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any
 
-from playground.processes.exit_codes import EXIT_USAGE, UserError
+from playground.processes.exit_codes import EXIT_DONE, EXIT_USAGE, UserError
 
 USAGE = "usage: python -m playground.determined.trial_main module:TrialClass"
 
@@ -74,7 +74,7 @@ def main(argv: list[str]) -> int:
             checkpoint_period=TrainUnit.from_config(config.get("min_checkpoint_period"), batch),
             reporting_period=TrainUnit.from_config({"batches": config.get("scheduling_unit", 100)}, batch),
             test_mode=bool(cluster.get("test_mode")), checkpoint_policy=config.get("checkpoint_policy", "best"))
-    return 0
+    return EXIT_DONE
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ compiled (disable: the function itself; graph_break, and trace_rules.clear_lru_c
 nothing; utils.get_optimize_ddp_mode that DistributedDataParallel asks: the default, "ddp_optimizer") and becomes
 the real module, imported then, on any other use (torch.compile in a user's hook, reading or setting the compiler's
 config): it stands in only until something needs more. Spawned ranks of a run that does not compile are forked
-from a server that did not import it either (processes/supervisor.py start_ranks, compiler=False), and stand in
+from a server that did not import it either (spawn.py leaves it out of the fork server's preload), and stand in
 as a single process does. A function disabled while it stood in stays plain (never marked
 not-to-compile): compiling a region that calls such a function (an optimizer's own methods) may then trace it. A run
 that compiles says so in its opts, and then nothing stands in. Only in a process that is playground's own

@@ -1,6 +1,7 @@
 """`playground run --test` (and `AnyExpOnTerm.py --test`): prepare the shrunk run, launch it with the checks of
-one_batch_check.py as its job (jobs.OneBatchCheck), and say what was done. Exit codes: 0 passed, 2 unusable opts (nothing ran),
-1 the run or a check failed (the first error is printed)."""
+one_batch_check.py as its job (jobs.OneBatchCheck), and say what was done. Exit codes (processes/exit_codes.py):
+EXIT_DONE passed, EXIT_USAGE unusable opts (nothing ran), EXIT_FAILED the run or a check failed (the first error
+is printed)."""
 from __future__ import annotations
 
 import argparse
@@ -10,6 +11,8 @@ import shutil
 import sys
 import tempfile
 import time
+
+from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_USAGE
 
 
 def run_test(args: argparse.Namespace) -> int:
@@ -37,15 +40,15 @@ def run_test(args: argparse.Namespace) -> int:
     except (OptsError, ComponentError) as err:
         print(f"playground: error: {err}", file=sys.stderr)
         _remove(run_dir, own_folder)
-        return 2
+        return EXIT_USAGE
     code = launch(prepared, OneBatchCheck())
-    if code != 0:
+    if code != EXIT_DONE:
         print(f"playground: test FAILED (exit code {code}; the first error is above). Run folder kept: {run_dir}",
               file=sys.stderr)
-        return 1 if code != 2 else 2
+        return EXIT_USAGE if code == EXIT_USAGE else EXIT_FAILED
     print(_summary(prepared.opts, world, run_dir, time.monotonic() - started, own_folder))
     _remove(run_dir, own_folder)
-    return 0
+    return EXIT_DONE
 
 
 def _summary(opts: dict, world: int, run_dir: str, seconds: float, temporary: bool) -> str:

@@ -30,6 +30,12 @@ from playground.processes.exit_codes import (EXIT_DONE, EXIT_FAILED, EXIT_FENCED
 from playground.restarts.fence import Fenced
 
 
+# What every spawned rank imports anyway, imported once by the fork server the ranks are forked from (instead of
+# once per rank; processes/supervisor.py start_ranks): torch._dynamo, which torch imports on the first optimizer's
+# add_param_group, unless the ranks stand in for it (deferred_dynamo.py), and this floor's rank module.
+RANK_PRELOAD = [deferred_dynamo.NAME, "playground.launch.worker"]
+
+
 def launch(prepared, job: Job) -> int:
     """Run `job` (jobs.py) on every rank of the prepared run: here, or in one spawned process per local device."""
     topology = prepared.plan.topology
@@ -118,8 +124,9 @@ def _spawn(prepared, job: Job) -> int:
     # The ranks get the opts resolved and validated here (pickled), and the job: neither is looked up again. In a
     # command's own process, ranks of a run that does not compile stand in for torch's compiler as it does.
     lean = deferred_dynamo.permitted() and not prepared.resolved.opts["model_param"].get("compile")
+    preload = [name for name in RANK_PRELOAD if not (lean and name == deferred_dynamo.NAME)]
     ranks = supervisor.start_ranks(_rank_entry, (prepared.resolved, prepared.run_dir, topology, job, lean),
-                                   topology.devices_per_host, compiler=not lean)
+                                   topology.devices_per_host, preload=preload)
 
     def forward(_signum: int) -> None:
         for rank in ranks:

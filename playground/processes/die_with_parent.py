@@ -6,6 +6,9 @@ which a run checkpoints and exits 75. The one way the product sets it, used two 
 - run as a script: `python -I -S die_with_parent.py PARENT_PID LC_CTYPE COMMAND...` sets it, then execs
   COMMAND in the same process (same pid), so signals sent to Popen.pid reach the command (start_child).
 
+A command server (command_server.py) clears it again (never_with_parent) and ends with its client's socket; the
+commands it forks set it towards their waiter (supervisor.fork_here).
+
 A script, not a `preexec_fn`: that would make Popen fork instead of vfork, and fork runs the parent's
 pthread_atfork handlers in the child. gRPC's (an agent talking to a `sweep serve` proxy) restart its poller
 thread there, which then finds its epoll descriptor closed by close_fds and aborts the child before exec
@@ -24,14 +27,25 @@ PR_SET_PDEATHSIG = 1
 _CANNOT_START = 127   # what a shell answers for a command it cannot run; Popen's callers read it so
 
 
-def die_with_parent(parent_pid: int) -> None:
-    """Get SIGTERM when this process's parent, `parent_pid`, dies; at once if it died already. No-op off Linux."""
+def die_with_parent(parent_pid: int, sig: int = signal.SIGTERM) -> None:
+    """Get `sig` (SIGTERM) when this process's parent, `parent_pid`, dies; at once if it died already. No-op off
+    Linux."""
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
     except (OSError, AttributeError):   # no prctl here: no parent-death signal
         return
     if os.getppid() != parent_pid:      # the parent died before prctl: no signal would ever come
-        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), sig)
+
+
+def never_with_parent() -> None:
+    """No parent-death signal for this process: it ends with its parent in another way. The signal comes when the
+    parent's *thread* that started this process ends: wrong for a process a short-lived thread starts for the
+    whole parent (a sweep slot's thread starting the agent's trial server). No-op off Linux."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 _launcher_fd: int | None = None   # a pidfd of the launcher this rank watches (watch_launcher)

@@ -4,7 +4,9 @@ attempts of a restarted run (restarts/supervisor.py) and the trials of a sweep (
 - start: `start_child` runs a command (subprocess.Popen, exec'd in place by die_with_parent.py);
   `start_ranks` runs a function in processes forked from a fork server that has imported torch once. Either way the child
   gets SIGTERM when this process dies (PR_SET_PDEATHSIG), so a killed parent leaves no child behind. The
-  other children of the product start here too: `worker_pool` (make-lmdb's decoders), `run_tool` (sbatch).
+  other children of the product start here too: `worker_pool` (make-lmdb's decoders), `run_tool` (sbatch), and
+  the forks of a command server (`fork_here`: command_server.py, whose commands command_servers.py starts and
+  forked_process.py follows).
 - forward: `stop_signals_call` turns SIGTERM/SIGINT to this process into a call, which passes a SIGTERM on
   (`signal_child`); a run checkpoints on it and exits 75. `ignore_stop_signals` is for a child that must leave
   the stop to its parent (a finished rank, a data loader worker).
@@ -12,9 +14,9 @@ attempts of a restarted run (restarts/supervisor.py) and the trials of a sweep (
   group and stops the rest a grace after the first failure.
 - read the exit and name the culprit: `ending` ("exit 1", "killed by SIGKILL"), `how_it_ended`.
 
-Children are subprocess.Popen or multiprocessing processes; both are read here through their returncode
-(Popen's convention: -N when signal N killed it). Nothing here imports torch at module level: the sweep
-layer, which never imports torch, uses this module.
+Children are subprocess.Popen, multiprocessing processes or commands forked by a command server (ForkedProcess);
+all are read here through their returncode (Popen's convention: -N when signal N killed it). Nothing here imports
+torch at module level: the sweep layer, which never imports torch, uses this module.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from multiprocessing.process import BaseProcess
 from typing import Any, Callable, Iterable, Iterator, Union
@@ -31,10 +34,12 @@ from typing import Any, Callable, Iterable, Iterator, Union
 from playground.processes import die_with_parent as _wrapper
 from playground.processes import held_stop
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED
+from playground.processes.forked_process import ForkedProcess
 
 GRACE_SECONDS = 5.0
 STOP_SIGNALS = held_stop.STOP_SIGNALS
-Child = Union[subprocess.Popen, BaseProcess]
+Child = Union[subprocess.Popen, BaseProcess, ForkedProcess]
+_READ_LIKE_POPEN = (subprocess.Popen, ForkedProcess)
 
 
 def start_child(command: list[str], holds_stop: bool = False, **popen: Any) -> subprocess.Popen:
@@ -64,22 +69,19 @@ def _stop_signals_blocked() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
-# What every rank imports anyway, imported once by the fork server that the ranks are forked from (instead of
-# once per rank): torch, and torch._dynamo, which torch imports on the first optimizer's add_param_group, unless the
-# ranks stand in for it (launch/deferred_dynamo.py: start_ranks(compiler=False) leaves it out).
-RANK_PRELOAD = ["playground.processes.rank_server", "torch", "torch._dynamo", "playground.launch.worker"]
-COMPILER = "torch._dynamo"
+# What the fork server that the ranks are forked from imports first: what makes it one, and torch, which every
+# rank imports (once there instead of once per rank). The caller adds what its ranks import anyway.
+SERVER_PRELOAD = ["playground.processes.rank_server", "torch"]
 
 
-def start_ranks(entry: Callable[..., None], args: tuple, count: int, compiler: bool = True) -> list[BaseProcess]:
+def start_ranks(entry: Callable[..., None], args: tuple, count: int, preload: Iterable[str] = ()) -> list[BaseProcess]:
     """`count` processes forked from a fork server (multiprocessing's forkserver: a fresh interpreter started
-    by this process that has imported RANK_PRELOAD and nothing else, no threads, no CUDA), each calling
-    entry(index, *args) once it will die with this process. A rank gets this process's environment and working
-    folder as they are now (the server's are those of its start). `entry` and `args` must pickle. compiler=False:
-    the ranks will not import torch._dynamo, nor will the server (1.5 s of its start-up); the first call in a
-    process decides, as its server is started once."""
+    by this process that has imported SERVER_PRELOAD, then `preload`, and nothing else, no threads, no CUDA),
+    each calling entry(index, *args) once it will die with this process. A rank gets this process's environment
+    and working folder as they are now (the server's are those of its start). `entry` and `args` must pickle.
+    The first call in a process decides the preload, as its server is started once."""
     from torch.multiprocessing import start_processes
-    _ensure_fork_server(RANK_PRELOAD if compiler else [name for name in RANK_PRELOAD if name != COMPILER])
+    _ensure_fork_server([*SERVER_PRELOAD, *preload])
     context = start_processes(_rank_main, args=(os.getpid(), dict(os.environ), os.getcwd(), entry, args),
                               nprocs=count, join=False, start_method="forkserver")
     return list(context.processes)
@@ -113,6 +115,19 @@ def _rank_main(index: int, launcher_pid: int, environ: dict[str, str], cwd: str,
     os.environ.update(environ)
     os.chdir(cwd)
     entry(index, *args)
+
+
+def fork_here(parent_death: int | None = None) -> int:
+    """os.fork() for a fork server (command_server.py): 0 in the child, which gets `parent_death` when this process
+    ends (None: no signal), the child's pid here. Refused (RuntimeError) while another Python thread runs here: the
+    child would inherit, held for ever, the locks that thread holds."""
+    if threading.active_count() > 1:
+        raise RuntimeError(f"fork refused: {threading.active_count()} Python threads run in process {os.getpid()}")
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0 and parent_death is not None:
+        _wrapper.die_with_parent(parent, parent_death)
+    return pid
 
 
 def worker_pool(count: int, initializer: Callable[[], None] | None = None) -> Any:
@@ -163,13 +178,15 @@ def ignore_stop_signals(*_: Any) -> None:
 
 def returncode(child: Child) -> int | None:
     """The child's exit code (-N: killed by signal N), None while it runs; reaps it when it has ended."""
-    return child.poll() if isinstance(child, subprocess.Popen) else child.exitcode
+    return child.poll() if isinstance(child, _READ_LIKE_POPEN) else child.exitcode
 
 
 def signal_child(child: Child, sig: int = signal.SIGTERM) -> bool:
     """Send `sig` to the child if it still runs; whether it was sent."""
     if returncode(child) is not None:
         return False
+    if isinstance(child, ForkedProcess):
+        return child.signal(sig)
     try:
         os.kill(child.pid, sig)
     except ProcessLookupError:
@@ -178,7 +195,7 @@ def signal_child(child: Child, sig: int = signal.SIGTERM) -> bool:
 
 
 def _wait(child: Child, timeout: float | None) -> int | None:
-    if isinstance(child, subprocess.Popen):
+    if isinstance(child, _READ_LIKE_POPEN):
         try:
             return child.wait(timeout)
         except subprocess.TimeoutExpired:

@@ -35,7 +35,8 @@ SMOKE = {
 }
 # a script's other modes, each a tiny run too: (script, arguments, a line of its summary)
 MODES = [("sweep.py", ["--scale", "9", "--workers", "2", "--edge", "3"],
-          "summary.csv byte for byte as the sweep wrote it: yes")]
+          "summary.csv byte for byte as the sweep wrote it: yes"),
+         ("sweep.py", ["--start", "--start-trials", "2", "--rounds", "1"], "sweep end to end, fresh / forked:")]
 # scripts with a GPU section, and the line that says it was skipped on a machine without CUDA
 GPU_SKIPPED = {"data_pipeline.py": "GPU section skipped: no CUDA device", "scaling.py": "GPU runs skipped: no CUDA"}
 

@@ -17,7 +17,8 @@ from tests.conftest import REPO
 
 PACKAGE = REPO / "playground"
 EXIT_CODES_MODULE = "playground.processes.exit_codes"
-ENTRY_POINTS = {"__init__.py", "__main__.py", "cli.py", "api.py"}
+ENTRY_POINTS = {"__init__.py", "__main__.py", "cli.py", "api.py",
+                "_moved_paths.py"}   # the package root's table of old module paths (__init__ installs its finder)
 MAX_LINES = 400
 
 
@@ -300,8 +301,8 @@ def test_no_part_of_playground_imports_a_later_part():
 
 def test_nothing_in_the_repository_imports_a_moved_module_by_its_old_path():
     """Old paths warn (DeprecationWarning); the repository's own code and docs use the new ones."""
-    from playground import _MOVED
-    old = tuple(f"playground.{name}" for name in _MOVED)
+    from playground._moved_paths import MOVED
+    old = tuple(f"playground.{name}" for name in MOVED)
     bad = [line for folder in ("playground", "components", "tests", "benchmarks", "experiments")
            for line in offenders(REPO / folder, old)]
     for page in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]:
@@ -437,6 +438,43 @@ def test_one_module_names_the_exit_codes():
     assert spelled_exit_codes(owner), "the rule finds nothing: it would pass whatever the code does"
     spelled = [found for path in sources(PACKAGE) if path != owner for found in spelled_exit_codes(path)]
     assert spelled == [], f"use the names of {EXIT_CODES_MODULE}: {spelled}"
+
+
+def returned_exit_codes(path: Path) -> list[str]:
+    """`file:line function` for each exit code a function returns as a number. A function returns exit codes when
+    it is annotated `-> int` and is a `main`, a `run_*`, or returns an EXIT_* name anywhere."""
+    found = []
+    for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(function, ast.FunctionDef) or function.returns is None \
+                or ast.unparse(function.returns) != "int":
+            continue
+        returned = [node.value for node in ast.walk(function) if isinstance(node, ast.Return) and node.value]
+        returned += [branch for value in returned if isinstance(value, ast.IfExp)
+                     for branch in (value.body, value.orelse)]
+        if not (function.name == "main" or function.name.startswith("run_")
+                or any(isinstance(node, ast.Name) and node.id.startswith("EXIT_")
+                       for value in returned for node in ast.walk(value))):
+            continue
+        found += [f"{path.relative_to(REPO)}:{value.lineno} {function.name} returns {value.value}"
+                  for value in returned
+                  if isinstance(value, ast.Constant) and type(value.value) is int and value.value in PRODUCT_EXIT_CODES]
+    return found
+
+
+def test_a_function_that_returns_an_exit_code_returns_its_name():
+    """`return EXIT_USAGE`, never `return 2` (launch/one_batch_run.py once returned 2/1/0)."""
+    spelled = [found for path in sources(PACKAGE) for found in returned_exit_codes(path)]
+    assert spelled == [], f"use the names of {EXIT_CODES_MODULE}: {spelled}"
+
+
+def test_the_ground_floor_names_no_module_above_it_even_as_a_string():
+    """processes/ imports nothing of playground, and does not reach up by a module's name either (a fork server's
+    preload list once named playground.launch.worker there): what a higher floor's ranks import, it passes in."""
+    named = [f"{path.relative_to(REPO)}:{node.lineno} {node.value}" for path in sources(PACKAGE / "processes")
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str)
+             and re.fullmatch(r"playground(\.\w+)+", node.value) and not node.value.startswith("playground.processes.")]
+    assert named == []
 
 
 def test_the_supervisor_imports_no_torch_when_imported():

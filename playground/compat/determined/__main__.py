@@ -12,6 +12,7 @@ import runpy
 import sys
 
 from playground.compat.determined._aliases import install
+from playground.processes.exit_codes import EXIT_DONE, EXIT_USAGE
 
 USAGE = "usage: python -m playground.compat.determined SCRIPT [ARGS...]"
 
@@ -19,16 +20,16 @@ USAGE = "usage: python -m playground.compat.determined SCRIPT [ARGS...]"
 def main(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE, file=sys.stderr)
-        return 0 if argv else 2
+        return EXIT_DONE if argv else EXIT_USAGE
     script = argv[0]
     if not os.path.isfile(script):
         print(f"playground: error: {script}: no such script\n{USAGE}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     install()
     sys.argv = list(argv)
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     runpy.run_path(script, run_name="__main__")
-    return 0
+    return EXIT_DONE
 
 
 if __name__ == "__main__":

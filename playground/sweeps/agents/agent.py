@@ -30,7 +30,7 @@ from playground.restarts.fence import ATTEMPT_ENV, Fence, create_claim
 from playground.restarts.policy import Decision, RestartPolicy
 from playground.sweeps.agents.coordinator import WAIT, Coordinator, Ticket
 from playground.sweeps.agents.progress_watch import ProgressWatch
-from playground.sweeps.agents.trial_process import slot_env, start_trial, trial_command
+from playground.sweeps.agents.trial_process import slot_env, start_trial, trial_command, trial_servers
 from playground.sweeps.agents.warm_start import link_checkpoint
 from playground.sweeps.errors import described
 from playground.sweeps.files.metrics_tail import MetricsTail, epoch_records, objective_value
@@ -78,6 +78,12 @@ class Agent:
         self.tickets: dict[int, Ticket] = {}     # the trial each slot works on, until it ended or was released
         self.left: dict[str, int | None] = {}    # trial id -> exit code of the attempt the sweep's stop ended
         self._waited_on: set[str] = set()        # other agents' trials this agent said it stays for
+        self.servers = trial_servers(_note)       # the trial server, started by the first trial
+
+    def close(self) -> None:
+        """End the trial server (after the last trial)."""
+        if self.servers is not None:
+            self.servers.close()
 
     def halted(self) -> bool:
         """Stop claiming: the sweep is stopping, or paused (control/PAUSE)."""
@@ -217,7 +223,7 @@ class Agent:
         log_start = os.path.getsize(log_path) if os.path.isfile(log_path) else 0
         started = time.time()
         env = {**slot_env(slot, self.workers), ATTEMPT_ENV: str(fence.attempt)}
-        process = start_trial(command, env, log_path)
+        process = start_trial(command, env, log_path, self.servers)
         self.processes[slot] = process
         self.folder.append_attempt(ticket.trial_id, {"attempt": fence.attempt, "slot": slot, "child_pid": process.pid,
                                                      "agent": self.coordinator.me.name, "start": started,

@@ -194,6 +194,8 @@ def _run_slots(coordinator: Coordinator, study: Any, spec: SweepSpec, folder: Sw
     except BaseException:
         reports.close(final=False)
         raise
+    finally:
+        agent.close()
     if failed or lost:
         reports.close(final=False)
     trials_left = stopped_trials(agent.left, agent.limits.grace)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sys
 
+from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_USAGE
+
 USAGE = "usage: python3 -m determined.launch.torch_distributed [TORCHRUN OPTIONS --] CMD..."
 OWN = ("--nnodes", "--nproc_per_node", "--nproc-per-node", "--rdzv_endpoint", "--rdzv-endpoint", "--master_addr",
        "--master-addr", "--master_port", "--master-port", "--node_rank", "--node-rank", "--standalone")
@@ -34,15 +36,15 @@ def main(argv: list[str]) -> int:
     args = launch_args(argv, slots)
     if isinstance(args, str):
         print(f"{args}\n{USAGE}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     try:
         run.main(args)
     except SystemExit as ended:
-        return ended.code if isinstance(ended.code, int) else 1
+        return ended.code if isinstance(ended.code, int) else EXIT_FAILED
     except Exception as err:    # noqa: BLE001 - torchrun's ChildFailedError: a worker failed (its output says how)
         print(f"torch_distributed: {type(err).__name__}: a worker failed", file=sys.stderr)
-        return 1
-    return 0
+        return EXIT_FAILED
+    return EXIT_DONE
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ import sys
 import threading
 from typing import BinaryIO, IO
 
+from playground.processes.exit_codes import EXIT_FAILED, EXIT_USAGE
+
 USAGE = "usage: python3 -m determined.launch.wrap_rank [--no-redirect-stdio] RANK [--] CMD..."
 
 
@@ -41,20 +43,20 @@ def main(argv: list[str]) -> int:
     args = [a for a in argv if a != "--no-redirect-stdio"] if argv[:1] == ["--no-redirect-stdio"] else list(argv)
     if not args:
         print(USAGE, file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     rank, command = rank_of(args[0]), args[1:]
     if command[:1] == ["--"]:
         command = command[1:]
     if rank is None or not command:
         print(f"wrap_rank: {'no command' if rank is not None else f'rank {args[0]!r} is no number and names no set variable'}"
               f"\n{USAGE}", file=sys.stderr)
-        return 2 if not command else 1
+        return EXIT_USAGE if not command else EXIT_FAILED
     from playground.processes import supervisor
     try:
         child = supervisor.start_child(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except OSError as err:
         print(f"wrap_rank: cannot start {command[0]}: {err.strerror}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda s, _frame: child.send_signal(s))
     prefix = f"[rank={rank}] ".encode()
