@@ -45,6 +45,14 @@ def write_cluster_file(run_dir: str, info: dict[str, Any]) -> str:
     return path
 
 
+def trial_seed(experiment_config: dict[str, Any] | None, trial_id: int) -> int:
+    """The trial's random seed: reproducibility.experiment_seed (0 when absent) + the trial id, below 2**31. The
+    one seed of ClusterInfo.trial.trial_seed and PyTorchTrialContext.get_trial_seed(), as Determined's harness
+    gives the context the cluster info's seed."""
+    seed = int(((experiment_config or {}).get("reproducibility") or {}).get("experiment_seed") or 0)
+    return (seed + trial_id) % 2**31
+
+
 def read_cluster_file() -> dict[str, Any] | None:
     """This process's trial, or None when it was not started for a Determined experiment."""
     path = os.environ.get(CLUSTER_ENV)

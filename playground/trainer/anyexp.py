@@ -82,7 +82,7 @@ class AnyExp(TrainerState):
         self.model_path: str | None = None
         self.outputs = RunOutputs(self.run_dir, enabled=ctx.is_writer)
         self.checkpointer = ckpt.Checkpointer(opts, self.run_dir, ctx.is_writer, self.world_size, self.log)
-        # built after prep_data_parallel_models, when the networks exist; until then the hooks the job brought (add_hook)
+        # built after prep_data_parallel_models, when the networks exist; until then the job's hooks (add_hook)
         self.hooks = HookList([])
         self.should_stop = False      # a hook (early stopping) ends the run after the current epoch
         self._step: TrainStep | None = None

@@ -15,7 +15,7 @@ the ranks torchrun's variables give (the runner sets them), its object collectiv
 from __future__ import annotations
 
 import logging
-import os
+import pathlib
 from typing import Any, Callable, Iterator
 
 import torch
@@ -25,8 +25,13 @@ from playground.determined.trials.experimental import ExperimentalContext, not_p
 from playground.determined.trials.lr_scheduler import LRScheduler
 from playground.determined.trials.reducers import MetricReducer, SimpleReducer, WrappedReducer
 from playground.outputs.run_folder import RunFolder
+from playground.processes.exit_codes import UserError
 
 log = logging.getLogger("playground")
+
+
+class ContextMisuse(UserError, ValueError):
+    """A context call in an order Determined refuses (its InvalidExperimentException); the message says which."""
 
 
 class PyTorchTrialContext:
@@ -118,8 +123,9 @@ class PyTorchTrialContext:
     def get_enable_tensorboard_logging(self) -> bool:
         return self._enable_tensorboard_logging
 
-    def get_tensorboard_path(self) -> str:
-        return RunFolder(self.run_dir or ".").tensorboard
+    def get_tensorboard_path(self) -> pathlib.Path:
+        """<run-dir>/tensorboard, a pathlib.Path as Determined's."""
+        return pathlib.Path(RunFolder(self.run_dir or ".").tensorboard)
 
     def get_tensorboard_writer(self) -> Any:
         """A SummaryWriter into <run-dir>/tensorboard (rank 0; other ranks get one that writes nothing); without
@@ -127,7 +133,7 @@ class PyTorchTrialContext:
         <run-dir>/tensorboard/scalars.jsonl."""
         if self._writer is None:
             from playground.determined.trials.scalar_writer import writer_for
-            self._writer = writer_for(self.get_tensorboard_path(), enabled=self.distributed.rank == 0)
+            self._writer = writer_for(str(self.get_tensorboard_path()), enabled=self.distributed.rank == 0)
         return self._writer
 
     # ------------------------------------------------------------------ wrapping
@@ -176,7 +182,13 @@ class PyTorchTrialContext:
         return reducer
 
     def wrap_scaler(self, scaler: Any) -> Any:
-        """The scaler, recorded: its state is checkpointed with the trial's (Determined's scaler_state_dict)."""
+        """The scaler, recorded: its state is checkpointed with the trial's (Determined's scaler_state_dict).
+        Once, before wrap_model (use_amp calls it), as Determined requires."""
+        if self._scaler is not None:
+            raise ContextMisuse("context.wrap_scaler: please only call wrap_scaler or use_amp once")
+        if self.models:
+            raise ContextMisuse("context.wrap_scaler: please call wrap_scaler (or experimental.use_amp) before "
+                                "wrap_model")
         self._scaler = scaler
         return scaler
 

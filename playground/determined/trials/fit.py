@@ -6,7 +6,8 @@ processes the runner (or torchrun) started. The run folder is the cluster info's
 opts.json, the Determined form, there; it is left alone), or in local mode (no cluster info) a new folder under
 runs/. A run resumes from its folder's newest checkpoint by itself, so `latest_checkpoint` needs no value.
 
-Mapping: an epoch is `records_per_epoch` (else the training set) over the global batch; `max_length` Epoch(n)
+Mapping: an epoch is the training loader's length as Determined counts it (its short last batch included;
+data_loader.py), or 0.2x's `records_per_epoch` over the global batch; `max_length` Epoch(n)
 trains n epochs, Batch(n) stops after n batches. Validations (the validation set once through, a full test pass
 record) come where Determined's controller makes them: after every k-th batch of the trial for `validation_period`
 Batch(k) (counted from the trial's first batch, as Determined counts), at the end of every k-th epoch for
@@ -25,11 +26,11 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from torch.utils.data import DataLoader as TorchLoader, RandomSampler
+from torch.utils.data import DataLoader as TorchLoader, IterableDataset, RandomSampler
 
 from playground.determined.cluster_file import read_cluster_file
 from playground.determined.trials.trial import Batch, Epoch, TrainUnit, evaluates_full_dataset, takes_batch_index
-from playground.determined.trials.data_loader import DataLoader
+from playground.determined.trials.data_loader import DataLoader, epoch_length
 from playground.determined.trials.loop_hook import DeterminedHook
 from playground.outputs.run_folder import RunFolder
 from playground.processes.exit_codes import EXIT_DONE, EXIT_STOPPED, EXIT_USAGE, UserError
@@ -47,6 +48,7 @@ class TrialSession:
     trial: Any
     context: Any
     train_data: Any
+    drop_last: bool                              # the training loader drops a pass's short last batch
     validation_data: Any
     validation_loader: Any
     full_dataset: bool
@@ -141,7 +143,8 @@ def _prepared_session(trial: Any, context: Any, max_length: TrainUnit | None, va
         raise TrialUsageError(f"fit(): {err}") from None
     train, train_shuffle = _torch_loader(trial.build_training_data_loader(), "build_training_data_loader")
     validation, _ = _torch_loader(trial.build_validation_data_loader(), "build_validation_data_loader")
-    session = TrialSession(trial=trial, context=context, train_data=train, validation_data=validation,
+    session = TrialSession(trial=trial, context=context, train_data=train,
+                           drop_last=bool(_loader_setting(train, "drop_last")), validation_data=validation,
                            validation_loader=validation, full_dataset=full_dataset,
                            evaluate_takes_index=takes_batch_index(trial), max_batches=None,
                            under_runner=bool(cluster), max_length=max_length, test_mode=test_mode,
@@ -229,8 +232,7 @@ def _opts_layers(session: TrialSession, context: Any, cluster: dict, max_length:
     dist = context.distributed
     batch = _batch_size(session.train_data)
     records = cluster.get("records_per_epoch") or _exp(context).get("records_per_epoch") or 0
-    samples = records or len(session.train_data.dataset)
-    epoch_batches = max(1, samples // (batch * dist.size))
+    epoch_batches = _epoch_batches(session, records, batch, dist.size)
     if test_mode:
         epochs, max_batches = 1, 1
     elif isinstance(max_length, Epoch):
@@ -261,6 +263,19 @@ def _opts_layers(session: TrialSession, context: Any, cluster: dict, max_length:
         "output": output,
     }
     return [("the Determined trial", opts)], max_batches
+
+
+def _epoch_batches(session: TrialSession, records: int, batch: int, ranks: int) -> int:
+    """Steps in an epoch: the training loader's length as Determined's harness counts it (data_loader.py); for
+    0.2x's records_per_epoch (or an iterable dataset), the whole global batches it holds."""
+    dataset = session.train_data.dataset
+    if records or isinstance(dataset, IterableDataset):
+        return max(1, (records or len(dataset)) // (batch * ranks))
+    steps = epoch_length(len(dataset), batch, ranks, session.drop_last)
+    if steps == 0:
+        raise TrialUsageError(f"the training data loader makes no batch: {len(dataset)} records in batches of "
+                              f"{batch} with drop_last; lower the batch size or keep the short batch")
+    return steps
 
 
 def _keep_limit(session: TrialSession, storage: dict) -> int:
@@ -306,13 +321,19 @@ def _exp(context: Any) -> dict:
         return {}
 
 
-def _batch_size(loader: Any) -> int:
-    """The loader's batch size: its batch_size, else its batch sampler's (through Determined's sampler wrappers,
-    which keep the wrapped one as `batch_sampler`)."""
-    size, sampler = getattr(loader, "batch_size", None), getattr(loader, "batch_sampler", None)
-    while not size and sampler is not None:
-        size = getattr(sampler, "batch_size", None)
+def _loader_setting(loader: Any, name: str) -> Any:
+    """The loader's `name` (batch_size, drop_last) when set, else its batch sampler's, through Determined's sampler
+    wrappers (which keep the wrapped one as `batch_sampler`); None when none sets it."""
+    value, sampler = getattr(loader, name, None), getattr(loader, "batch_sampler", None)
+    while not value and sampler is not None:
+        value = getattr(sampler, name, None)
         sampler = getattr(sampler, "batch_sampler", None)
+    return value or None
+
+
+def _batch_size(loader: Any) -> int:
+    """The loader's batch size: its batch_size, else its batch sampler's."""
+    size = _loader_setting(loader, "batch_size")
     if not size:
         raise TrialUsageError("a data loader of the trial has no batch size playground can read: give the "
                               "DataLoader batch_size=, or a batch_sampler that has a batch_size (a "

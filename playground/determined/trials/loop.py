@@ -2,17 +2,17 @@
 
 This module is the run's override (`model.additional_override_py`, in the opts fit.py builds); its functions become
 methods of the run's trainer class (playground/trainer/trainer_class.py). The trial itself arrives with the job
-in the `determined` hook (loop_hook.py: Determined's trial controller), which holds the trial's session (fit.TrialSession)
-and which the job (fit.DeterminedFit) gives the trainer before the loop starts; the methods here read the session
-through that hook, by name, as any method finds a hook (`self.hooks.get`):
+in the `determined` hook (loop_hook.py: Determined's trial controller), which holds the trial's session
+(fit.TrialSession) and which the job (fit.DeterminedFit) gives the trainer before the loop starts; the methods here
+read the session through that hook, by name, as any method finds a hook (`self.hooks.get`):
 
 - data: the trial's training and validation loaders, read by playground's seeded, rank-sharded batch streams
-  (data position checkpointed);
+  (data position checkpointed); an epoch is the loader's length, its short last batch included (data_loader.py);
 - the train model slot holds every wrapped model (an nn.ModuleDict, so evaluation switches all of them to eval
   mode) and the first wrapped optimizer; `networks()` / `optimizers()` name each one, so checkpoints hold them all;
 - one training iteration is one `train_batch(batch, epoch_idx, batch_idx)`: the trial steps its optimizers itself;
 - a test batch is `evaluate_batch(batch[, batch_idx])`, or the whole validation set through
-  `evaluate_full_dataset(data_loader)` once per validation;
+  `evaluate_full_dataset(data_loader)` once per validation, on rank 0 only (as Determined);
 - metrics, LR schedulers and the ranks' agreement: the `determined` hook.
 """
 from __future__ import annotations
@@ -24,12 +24,13 @@ import torch
 from torch import nn
 
 from playground.data.batch_stream import build_test_stream, build_train_stream
-from playground.data.forms import as_stream_source
+from playground.data.forms import IterableSource, as_stream_source
 from playground.processes.exit_codes import UserError
 from playground.trainer.anyexp import AnyExp
 from playground.trainer.meters import samples_in
 from playground.checkpoints import state_layout
 from playground.determined.trials.loop_hook import batch_checkpoint_name
+from playground.determined.trials.data_loader import SlotBatches
 
 
 class TrialMethodError(UserError, TypeError):
@@ -59,9 +60,13 @@ def prep_a_data_parallel_model(self: Any, model: Any, dataset: Any, is_train: bo
     model.net = model.module = container
     if is_train:
         data = as_stream_source(dataset, "training", self.opts["epoch_iter"]["batch_per_device"])
-        self._set_epoch_size(data)
+        slots = _slot_batches(self, data)
+        if slots is None:
+            self._set_epoch_size(data)
+        else:
+            self.epoch_iterations = slots.epoch_length
         context.record_epoch_length(self.epoch_iterations)
-        model.batches = build_train_stream(data, self.opts, self.ctx, self.epoch_iterations)
+        model.batches = build_train_stream(data, self.opts, self.ctx, self.epoch_iterations, batch_sampler=slots)
         model.optimizer = context.optimizers[0] if context.optimizers else None
     else:
         data = as_stream_source(dataset, "validation")
@@ -71,6 +76,16 @@ def prep_a_data_parallel_model(self: Any, model: Any, dataset: Any, is_train: bo
     if model.batches is not None and not context.experimental.auto_to_device:
         # context.experimental.disable_auto_to_device(): the trial moves its batches itself
         model.batches.device = torch.device("cpu")
+
+
+def _slot_batches(self: Any, data: Any) -> SlotBatches | None:
+    """Determined's batches of the training loader when an epoch is the loader's (data_loader.py); None for an
+    epoch of `records_per_epoch` or an iterable dataset: the stream's equal global batches across passes."""
+    opts = self.opts
+    if opts["epoch_iter"]["num_train_sample_per_epoch"] or isinstance(data, IterableSource):
+        return None
+    return SlotBatches(len(data), opts["epoch_iter"]["batch_per_device"], self.ctx.world_size, self.ctx.rank,
+                       opts["model_param"]["seed"], opts["input"]["shuffle_train"], _session(self).drop_last)
 
 
 def networks(self: Any) -> dict[str, nn.Module]:
@@ -150,10 +165,7 @@ def run_testing_net(self: Any) -> None:
     trial = session.trial
     if session.full_dataset:
         if hook.eval_batches == 0:
-            with torch.no_grad():
-                values = trial.evaluate_full_dataset(session.validation_loader)
-            _check_metrics(trial, "evaluate_full_dataset", values)
-            hook.add(False, values, 1)
+            _validate_full_dataset(trial, session, hook)
         hook.eval_batches += 1
         return
     batch = model.batches.next()
@@ -163,6 +175,19 @@ def run_testing_net(self: Any) -> None:
     _check_metrics(trial, "evaluate_batch", values)
     hook.eval_batches += 1
     hook.add(False, values, samples_in(batch))
+
+
+def _validate_full_dataset(trial: Any, session: Any, hook: Any) -> None:
+    """As Determined's controller: `evaluate_full_dataset` on rank 0 only, over the whole validation set. The other
+    ranks learn its metric names and add no value, so the validation record (reduced over the ranks) and every
+    rank's on_validation_end hold rank 0's metrics, as Determined broadcasts them to the callbacks."""
+    values = None
+    if session.context.distributed.get_rank() == 0:
+        with torch.no_grad():
+            values = trial.evaluate_full_dataset(session.validation_loader)
+        _check_metrics(trial, "evaluate_full_dataset", values)
+        hook.add(False, values, 1)
+    hook.metrics.share_names(False, values)
 
 
 def _check_metrics(trial: Any, method: str, values: Any) -> None:
