@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -97,7 +96,9 @@ def prepare_opts(opts: dict, run_dir: str | None = None, sets: list[str] | None 
 
 def run(opts: dict, run_dir: str | None = None, sets: list[str] | None = None,
         defaults: dict | None = None) -> dict[str, Any]:
-    """Train; return the result dict (as assembleAllOutputs gave it, on rank 0)."""
+    """Train; return the result dict (as assembleAllOutputs gave it, on rank 0). Called in your own process, the
+    run gives back what it set in torch (threads, deterministic kernels, cuDNN's autotuner) when it ends; the random
+    generators stay seeded as the run left them."""
     from playground.outputs.run_folder_lock import release_run_folder
     prepared = prepare_opts(opts, run_dir, sets, defaults)
     try:
@@ -115,7 +116,8 @@ def _run_prepared(prepared: PreparedRun) -> dict[str, Any]:
         code = launch(prepared, TRAIN)
         if code != EXIT_DONE:
             raise RuntimeError(f"the run in {prepared.run_dir} exited with code {code}")
-        with open(os.path.join(prepared.run_dir, "results.json"), encoding="utf-8") as handle:
+        from playground.outputs.run_folder import RunFolder
+        with open(RunFolder(prepared.run_dir).results, encoding="utf-8") as handle:
             return json.load(handle)
     from playground.launch.jobs import TRAIN
     from playground.launch.worker import run_rank

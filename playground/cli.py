@@ -13,6 +13,7 @@ from typing import NoReturn
 from playground.commands.dispatch import add_module_map_argument, run_command as _run
 # Imported here, not in exit_command: an import there makes objects, which may run the collector over garbage
 # before freeze_for_exit has flushed its files (and spoils its young-objects-only collection).
+from playground.launch.process_exit import freeze_for_exit
 from playground.processes import held_stop
 from playground.processes.supervisor import ignore_stop_signals
 
@@ -75,7 +76,6 @@ def run_main(argv: list[str] | None = None) -> int:
 def exit_command(code: int) -> NoReturn:
     """End the process of a command that returned `code`, sparing it a second of collection at shutdown
     (playground/launch/process_exit.py). Only for entry points: tests and the API call main() in-process."""
-    from playground.launch.process_exit import freeze_for_exit
     ignore_stop_signals()   # the command is over: a late SIGTERM (a scheduler's) must not turn its code into 143
     freeze_for_exit()
     sys.exit(code)

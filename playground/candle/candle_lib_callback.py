@@ -11,11 +11,11 @@ import contextlib
 import sys
 from typing import Any, Iterator
 
-from playground.candle.run_folder import CandleRunFolder
+from playground.candle.candle_run import CandleRun
 
 
 @contextlib.contextmanager
-def recorded_checkpoint_values(folder: CandleRunFolder) -> Iterator[None]:
+def recorded_checkpoint_values(folder: CandleRun) -> Iterator[None]:
     module = sys.modules.get("candle")
     callback = getattr(module, "CandleCkptPyTorch", None) if module is not None else None
     if callback is None or module.__name__.startswith("playground.") or not hasattr(callback, "ckpt_epoch") \

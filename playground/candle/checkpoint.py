@@ -38,7 +38,7 @@ from playground.checkpoints.files import FORMAT, VERSION, CheckpointError, appen
 from playground.checkpoints.policy import SavePolicy
 from playground.checkpoints.published import PublishedCheckpoints
 from playground.candle.params import COMMON
-from playground.candle.run_folder import CandleRunFolder, active_run
+from playground.candle.candle_run import CandleRun, active_run
 from playground.checkpoints.preemption import Preempted
 from playground.checkpoints.random_state import rng_state, set_rng_state
 from playground.options.value_types import OptTypeError
@@ -79,7 +79,7 @@ class CandleCheckpoint:
             "ckpt_save_best": ckpt_setting(params, "ckpt_save_best"),
             "ckpt_save_best_metric": ckpt_setting(params, "ckpt_save_best_metric"), "ckpt_save_best_mode": "auto",
             "metrics": []}, num_epochs=int(params.get("epochs") or 0))
-        self.run: CandleRunFolder = active_run() or CandleRunFolder(self.folder, "standalone")
+        self.run: CandleRun = active_run() or CandleRun(self.folder, "standalone")
         if active_run() is None:       # run alone: no run folder to write metrics to, no stop handler installed
             self.run.outputs.enabled = False
             self.run.fence = Fence(self.folder, None)   # and no attempts to fence

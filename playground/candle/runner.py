@@ -22,6 +22,7 @@ from playground.candle.params import read_defaults_file, read_parameters_file, r
 from playground.candle.script_process import outputs_inside, run_keys, script_argv, script_process
 from playground.options.layers import OptsError
 from playground.options.user_input.set_items import PARAM_KEY, parse_value, split_sets
+from playground.outputs.run_folder import RunFolder
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED, EXIT_USAGE, UserError
 from playground.restarts.fence import Fence
 
@@ -204,7 +205,7 @@ def _objects_kept(base: dict, params: dict) -> dict:
     """A value the script made that JSON cannot hold (candle_lib's data_type, numpy.float32) stays itself where a
     later layer gives it back as opts.json recorded it ("numpy.float32"), as `--parameters-file DIR/opts.json`
     does."""
-    from playground.candle.run_folder import recordable
+    from playground.candle.candle_run import recordable
     for key, value in base.items():
         if params.get(key) is not value and recordable(value) != value and params.get(key) == recordable(value):
             params[key] = value
@@ -214,7 +215,7 @@ def _objects_kept(base: dict, params: dict) -> dict:
 def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool = False) -> int:
     from playground.candle.candle_lib_callback import recorded_checkpoint_values
     from playground.candle.history import history_lists
-    from playground.candle.run_folder import CandleRunFolder, activate
+    from playground.candle.candle_run import CandleRun, activate
     from playground.checkpoints.preemption import Preempted
     from playground.outputs.run_folder_lock import hold_run_folder
     from playground.outputs.run_log import close_logging, setup_logging
@@ -224,7 +225,7 @@ def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool
 
     deferred_dynamo.install()   # the script's optimizer does not import the compiler; torch.compile still would
 
-    folder = CandleRunFolder(run_dir, script)
+    folder = CandleRun(run_dir, script)
     folder.test_mode = test
     try:
         hold_run_folder(run_dir)     # one live run per folder: another is refused (exit 2) before anything is written
@@ -239,7 +240,7 @@ def _run(module: ModuleType, params: dict, script: str, run_dir: str, test: bool
     activate(folder)     # the checkpoint helper finds it, and installs the stop handler: without the helper a
                          # SIGTERM stops the script at once, as it would outside playground
     stdout, stderr = sys.stdout, sys.stderr
-    train_log = open(os.path.join(run_dir, "train.log"), "a", encoding="utf-8")
+    train_log = open(RunFolder(run_dir).log, "a", encoding="utf-8")
     printed = LogMetrics()
     sys.stdout, sys.stderr = (_Tee(stdout, train_log, folder.fence, printed),     # the script's prints too
                               _Tee(stderr, train_log, folder.fence, printed))

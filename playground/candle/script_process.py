@@ -26,6 +26,7 @@ import sys
 from typing import Any, Iterator
 
 from playground.candle.list_values import split_candle_list
+from playground.outputs.run_folder import RunFolder
 
 # playground/compat/candle/on_path holds the one-line module `candle`; found by path, so the core never imports
 # the compatibility layer.
@@ -36,9 +37,10 @@ COMPAT_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fil
 def run_keys(run_dir: str) -> dict[str, str]:
     """CANDLE's folder keys for the run folder `run_dir`."""
     run_dir = os.path.abspath(run_dir)
-    return {"output_dir": os.path.join(run_dir, "output"),
+    folder = RunFolder(run_dir)
+    return {"output_dir": folder.script_output,
             "experiment_id": os.path.basename(os.path.dirname(run_dir)) or "EXP000",
-            "run_id": os.path.basename(run_dir), "ckpt_directory": os.path.join(run_dir, "checkpoints")}
+            "run_id": os.path.basename(run_dir), "ckpt_directory": folder.checkpoints}
 
 
 # The params that name where a benchmark writes (P1B1 and P1B2 write `<save_path><ext>.log`, candle_lib its

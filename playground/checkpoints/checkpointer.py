@@ -37,6 +37,7 @@ from playground.checkpoints.preemption import Preempted, Preemption
 from playground.checkpoints.published import PublishedCheckpoints
 from playground.checkpoints.snapshot import Snapshot
 from playground.options.digest import changed_keys, opts_digest
+from playground.outputs.run_folder import RunFolder
 from playground.restarts.fence import Fence, Fenced
 
 
@@ -62,7 +63,7 @@ class Checkpointer:
         self.log = log
         self.is_writer, self.world_size = is_writer, world_size
         self.metric_names = [m["name"] for m in self.output["metrics"]]
-        folder = self.output["checkpoint_folder"] or os.path.join(run_dir, "checkpoints")
+        folder = self.output["checkpoint_folder"] or RunFolder(run_dir).checkpoints
         self.folder = os.path.abspath(folder)
         self.run_id = uuid.uuid4().hex[:12]
         self.opts_hash = opts_hash(opts)

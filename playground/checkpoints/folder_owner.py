@@ -16,6 +16,7 @@ import json
 import os
 
 from playground.options.digest import changed_keys, opts_digest, same_experiment
+from playground.outputs.run_folder import RunFolder
 
 # the checkpoint_folder of Caffe2's Playground README, kept by blobs copied from it
 README_PLACEHOLDER = "your_user_name"
@@ -45,7 +46,7 @@ def foreign_checkpoint(folder: str, run_dir: str, opts: dict) -> str | None:
             f"{os.path.basename(last)}, is the run in {theirs_dir} (opts hash {theirs_digest}), and this run, in "
             f"{run_dir} (opts hash {ours_digest}), has other opts{differ}. Resuming would continue that run, not "
             f"start this one. Give this run its own checkpoint_folder (empty keeps them in "
-            f"{os.path.join(run_dir, 'checkpoints')}{_PLACEHOLDER_NOTE if is_readme_placeholder(folder) else ''}), "
+            f"{RunFolder(run_dir).checkpoints}{_PLACEHOLDER_NOTE if is_readme_placeholder(folder) else ''}), "
             "or add --resume to continue that run's checkpoint with these opts")
 
 
@@ -64,7 +65,7 @@ def _inside(path: str, folder: str) -> bool:
 def _run_opts(run_dir: str) -> dict | None:
     """The resolved opts a run folder holds (opts.json), or None when it is gone or unreadable."""
     try:
-        with open(os.path.join(run_dir, "opts.json"), encoding="utf-8") as handle:
+        with open(RunFolder(run_dir).opts, encoding="utf-8") as handle:
             opts = json.load(handle)["opts"]
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -15,6 +15,8 @@ import os
 import sys
 import time
 
+from playground.outputs.run_folder import RunFolder
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXPERIMENT = os.path.join(REPO, "experiments", "digits_resnet.json")
 TEST_FRACTION, SPLIT_SEED = 0.2, 0
@@ -53,14 +55,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _report(run_dir: str, seconds: float) -> None:
-    with open(os.path.join(run_dir, "results.json"), encoding="utf-8") as handle:
+    with open(RunFolder(run_dir).results, encoding="utf-8") as handle:
         metrics = json.load(handle)["metrics"]
     final = next((v for v in reversed(metrics.get("test_accuracy_top1", [])) if v is not None), None)
     verdict = "" if final is None else (" (target 0.97 reached)" if final >= TARGET_TOP1 else " (below the 0.97 target)")
     print(f"\ndigits demo done in {seconds:.0f} s: final test top-1 {final if final is None else f'{final:.4f}'}"
           f"{verdict}")
     print(f"  plots and metrics: {run_dir} (plot*.png, metrics.jsonl, results.json, train.log)")
-    print(f"  checkpoints:       {os.path.join(run_dir, 'checkpoints')} ('best' and 'last' point at files there)")
+    print(f"  checkpoints:       {RunFolder(run_dir).checkpoints} ('best' and 'last' point at files there)")
     print(f"  next: playground plot {run_dir}   |   docs/resnet.md for the network's options")
 
 

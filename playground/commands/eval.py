@@ -16,6 +16,7 @@ import os
 import sys
 import time
 
+from playground.outputs.run_folder import RunFolder
 from playground.processes.exit_codes import EXIT_DONE, EXIT_USAGE, UserError
 
 
@@ -42,7 +43,7 @@ def main(args: argparse.Namespace) -> int:
         checkpoint, run_dir = find_checkpoint(args.target)
         base = load_blob_file(args.parameters_file) if args.parameters_file else base_opts(checkpoint, run_dir)
         sets = sets_layer(args.sets)
-        out = args.run_dir or (os.path.join(run_dir, f"eval-{time.strftime('%Y%m%d-%H%M%S')}") if run_dir
+        out = args.run_dir or (RunFolder(run_dir).evaluation(time.strftime('%Y%m%d-%H%M%S')) if run_dir
                                else default_run_dir("eval"))
         layers = [(args.parameters_file or "the run's opts", base), ("playground eval", eval_layer(checkpoint, out))]
         if sets:
@@ -67,21 +68,21 @@ def find_checkpoint(target: str) -> tuple[str, str | None]:
 
     if os.path.isfile(target):
         folder = os.path.dirname(os.path.dirname(os.path.abspath(target)))
-        if not os.path.isfile(os.path.join(folder, "opts.json")):
+        if not os.path.isfile(RunFolder(folder).opts):
             return os.path.abspath(target), None
         _refuse_candle_run(folder, target)
-        use_recorded_module_map(os.path.join(folder, "opts.json"))
+        use_recorded_module_map(RunFolder(folder).opts)
         return os.path.abspath(target), folder
     if not os.path.isdir(target):
         raise EvalError(f"{target} is neither a checkpoint file nor a run folder")
     run_dir = os.path.abspath(target)
-    opts_path = os.path.join(run_dir, "opts.json")
+    opts_path = RunFolder(run_dir).opts
     if not os.path.isfile(opts_path):
         raise EvalError(f"{target} is not a run folder: opts.json is missing")
     _refuse_candle_run(run_dir, target)
     use_recorded_module_map(opts_path)
     with open(opts_path, encoding="utf-8") as handle:
-        folder = json.load(handle)["opts"].get("output", {}).get("checkpoint_folder") or os.path.join(run_dir, "checkpoints")
+        folder = json.load(handle)["opts"].get("output", {}).get("checkpoint_folder") or RunFolder(run_dir).checkpoints
     last = read_pointer(folder, "last")
     if last is None:
         raise EvalError(f"{folder} has no 'last' checkpoint to evaluate; name a checkpoint file instead")
@@ -92,20 +93,20 @@ def _refuse_candle_run(run_dir: str, target: str) -> None:
     """A `playground candle` run (its opts.json names the script) has params, not opts: its network lives in the
     script, which eval and predict cannot build."""
     try:
-        with open(os.path.join(run_dir, "opts.json"), encoding="utf-8") as handle:
+        with open(RunFolder(run_dir).opts, encoding="utf-8") as handle:
             script = json.load(handle).get("script")
     except (OSError, ValueError):
         return
     if script:
         raise EvalError(f"{target} is from a run of the CANDLE script {script} (`playground candle`); eval and predict "
                         "read runs of opts blobs and trial classes (`playground run`) only. The script's own "
-                        f"validation metrics are in {os.path.join(run_dir, 'metrics.jsonl')}")
+                        f"validation metrics are in {RunFolder(run_dir).metrics}")
 
 
 def base_opts(checkpoint: str, run_dir: str | None) -> dict:
     """The run's resolved opts, else those stored in the checkpoint."""
     if run_dir is not None:
-        with open(os.path.join(run_dir, "opts.json"), encoding="utf-8") as handle:
+        with open(RunFolder(run_dir).opts, encoding="utf-8") as handle:
             return json.load(handle)["opts"]
     import torch
     try:
@@ -121,7 +122,7 @@ def eval_layer(checkpoint: str, out: str) -> dict:
     """No training, the checkpoint's weights, and nothing written outside the evaluation's folder."""
     return {"model_param": {"pretrained_model": checkpoint, "reset_epoch": False},
             "epoch_iter": {"num_epochs": 0},
-            "output": {"ckpt_restart_mode": "off", "checkpoint_folder": os.path.join(out, "checkpoints"), "plots": []}}
+            "output": {"ckpt_restart_mode": "off", "checkpoint_folder": RunFolder(out).checkpoints, "plots": []}}
 
 
 def report(checkpoint: str, out: str) -> int:
@@ -138,7 +139,7 @@ def report(checkpoint: str, out: str) -> int:
     fixed = {"index", "kind", "epoch", "epoch_iter", "iteration", "samples", "epochs", "samples_per_sec",
              "secs_per_train", "lr", "wall_time"}
     metrics = {k: v for k, v in record.items() if k not in fixed and v is not None}
-    path = os.path.join(out, "eval.json")
+    path = RunFolder(out).eval_results
     write_json(path, {"checkpoint": checkpoint, "metrics": metrics, "record": record})
     print(f"evaluated {checkpoint}")
     for name, value in metrics.items():

@@ -19,7 +19,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from playground.outputs.plots import draw_runs, plot_filename
+    from playground.outputs.plots import draw_runs
+    from playground.outputs.run_folder import RunFolder
     from playground.outputs.run_records import RunRecordsError, read_run
     from playground.processes.exit_codes import EXIT_DONE, EXIT_USAGE
 
@@ -42,7 +43,7 @@ def main(args: argparse.Namespace) -> int:
     labels = [os.path.basename(os.path.normpath(folder)) for folder in args.run_dirs]
     for index, spec in enumerate(specs):
         tests = set().union(*(r.test_metrics for r in runs))
-        path = draw_runs(spec, list(zip(labels, (r.lists for r in runs))), os.path.join(out, plot_filename(index, spec)),
+        path = draw_runs(spec, list(zip(labels, (r.lists for r in runs))), RunFolder(out).plot(index, spec),
                          tests)
         print(path)
     return EXIT_DONE

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 
+from playground.outputs.run_folder import RunFolder
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_USAGE
 from playground.processes.supervisor import run_tool
 
@@ -86,9 +87,9 @@ def _submit(script: str, run_dir: str) -> int:
         print("playground: error: sbatch is not on PATH: submit from a Slurm login node, or see the script with "
               "--dry-run and submit it yourself", file=sys.stderr)
         return EXIT_FAILED
-    folder = os.path.join(run_dir, "slurm")
-    os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, f"run-{time.strftime('%Y%m%d-%H%M%S')}.sbatch")
+    folder = RunFolder(run_dir)
+    os.makedirs(folder.slurm, exist_ok=True)
+    path = folder.sbatch_script(time.strftime('%Y%m%d-%H%M%S'))
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(script)
     try:

@@ -232,7 +232,9 @@ class TestStream(BatchStream):
         return super().next()
 
 
-def build_train_stream(dataset: Any, opts: dict, ctx: RunContext, iterations_per_epoch: int) -> BatchStream:
+def build_train_stream(dataset: Any, opts: dict, ctx: RunContext, iterations_per_epoch: int,
+                       batch_sampler: Any = None) -> BatchStream:
+    """`batch_sampler`: this rank's batches of keys, with `start_batch`, for TrainSampler's (a Determined trial's)."""
     batch = opts["epoch_iter"]["batch_per_device"]
     if isinstance(dataset, IterableSource):
         if ctx.is_writer:
@@ -243,6 +245,8 @@ def build_train_stream(dataset: Any, opts: dict, ctx: RunContext, iterations_per
         shard = RankShard(dataset.dataset, ctx.world_size, ctx.rank, batch, endless=True)
         return BatchStream(_loader(dataset, shard, batch, opts, ctx), shard, ctx.device)
     _check_dataset(dataset, "training")
+    if batch_sampler is not None:
+        return BatchStream(_loader(dataset, batch_sampler, 1, opts, ctx, True), batch_sampler, ctx.device)
     one_pass = opts["epoch_iter"]["num_train_sample_per_epoch"] == 0
     sampler = TrainSampler(len(dataset), batch, ctx.world_size, ctx.rank, opts["model_param"]["seed"],
                            iterations_per_epoch if one_pass else None, opts["input"]["shuffle_train"])
@@ -346,12 +350,14 @@ def to_device(batch: Any, device: torch.device) -> Any:
     return batch
 
 
-def _loader(dataset: Any, sampler: Sampler, batch: int, opts: dict, ctx: RunContext) -> DataLoader:
+def _loader(dataset: Any, sampler: Sampler, batch: int, opts: dict, ctx: RunContext,
+            batches: bool = False) -> DataLoader:
     workers = opts["input"]["decode_threads"]
     generator = torch.Generator()
     generator.manual_seed(opts["model_param"]["seed"])   # keeps the global RNG untouched by loader creation
     # An iterable shard is read as it is; it learns its start from the stream, so its workers are not persistent.
-    source, extra = (sampler, {}) if isinstance(sampler, RankShard) else (KeyedDataset(dataset), dict(sampler=sampler))
+    key = "batch_sampler" if batches else "sampler"    # batches: it yields whole batches (then `batch` is 1)
+    source, extra = (sampler, {}) if isinstance(sampler, RankShard) else (KeyedDataset(dataset), {key: sampler})
     if workers > 0:
         method = opts["input"]["worker_start_method"]
         extra.update(persistent_workers=not isinstance(sampler, RankShard), prefetch_factor=PREFETCH_FACTOR,

@@ -20,6 +20,7 @@ from typing import Any
 from playground.checkpoints.files import list_checkpoints, read_pointer
 from playground.checkpoints.keep import delete_checkpoint
 from playground.determined import core_files
+from playground.outputs.run_folder import RunFolder
 
 
 def counts(config: dict) -> tuple[int, int]:
@@ -41,7 +42,7 @@ def validation_values(run_dir: str, metric: str | None) -> dict[int, float]:
         return {}
     values = {}
     with contextlib.suppress(FileNotFoundError):
-        with open(os.path.join(run_dir, "metrics.jsonl"), encoding="utf-8") as handle:
+        with open(RunFolder(run_dir).metrics, encoding="utf-8") as handle:
             for line in handle:
                 with contextlib.suppress(ValueError):
                     record = json.loads(line)
@@ -69,7 +70,7 @@ def apply(run_dir: str, config: dict) -> list[str]:
 
 
 def _trial_api(run_dir: str, values: dict[int, float], latest: int, best: int, smaller: bool) -> list[str]:
-    folder = os.path.join(run_dir, "checkpoints")
+    folder = RunFolder(run_dir).checkpoints
     last = read_pointer(folder, "last")
     run_id = _info_run_id(last)
     mine = [c for c in reversed(list_checkpoints(folder)) if run_id and c.info.get("run_id") == run_id]

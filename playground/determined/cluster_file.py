@@ -28,9 +28,9 @@ import os
 from typing import Any
 
 from playground.outputs.atomic_files import write_json
+from playground.outputs.run_folder import RunFolder
 
 CLUSTER_ENV = "PLAYGROUND_DETERMINED"
-FILE_NAME = "det_cluster.json"
 FIELDS = ("experiment_config", "hparams", "trial_id", "experiment_id", "run_dir", "checkpoint_dir",
           "latest_checkpoint", "max_length", "rungs", "records_per_epoch", "global_batch_size", "slots_per_trial",
           "test_mode")
@@ -40,9 +40,17 @@ def write_cluster_file(run_dir: str, info: dict[str, Any]) -> str:
     """Writes det_cluster.json into run_dir (every field of FIELDS, missing ones null) and returns its path."""
     missing_rungs = {"rungs": []}
     record = {name: info.get(name, missing_rungs.get(name)) for name in FIELDS}
-    path = os.path.join(run_dir, FILE_NAME)
+    path = RunFolder(run_dir).det_cluster
     write_json(path, record)
     return path
+
+
+def trial_seed(experiment_config: dict[str, Any] | None, trial_id: int) -> int:
+    """The trial's random seed: reproducibility.experiment_seed (0 when absent) + the trial id, below 2**31. The
+    one seed of ClusterInfo.trial.trial_seed and PyTorchTrialContext.get_trial_seed(), as Determined's harness
+    gives the context the cluster info's seed."""
+    seed = int(((experiment_config or {}).get("reproducibility") or {}).get("experiment_seed") or 0)
+    return (seed + trial_id) % 2**31
 
 
 def read_cluster_file() -> dict[str, Any] | None:

@@ -20,7 +20,7 @@ the runner of `playground run EXPERIMENT.yaml` (det-config turns the YAML into `
   retried up to max_restarts (restarts/policy.py), each attempt a line of attempts.jsonl (only when
   max_restarts > 0, as `playground run --max-restarts`: a sweep's agent keeps that file for its trials).
 - The run folder's contract: opts.json (`{"opts": {experiment_config, hparams, command}, "determined": true}`),
-  train.log; metrics.jsonl is the API's (the Core API writes it, compat/determined/core/_run_folder.py).
+  train.log; metrics.jsonl is the API's (the Core API writes it, compat/determined/core/_reports.py).
 """
 from __future__ import annotations
 
@@ -36,7 +36,9 @@ from typing import Any, Callable
 from playground.determined import checkpoint_retention, core_files
 from playground.determined.cluster_file import CLUSTER_ENV, write_cluster_file
 from playground.determined.entrypoint import launches_per_slot, entrypoint_command, entrypoint_problem
+from playground.determined.object_exchange import PORT_ENV   # DistributedContext's object exchange
 from playground.outputs.atomic_files import write_json
+from playground.outputs.run_folder import RunFolder
 from playground.processes import supervisor
 from playground.processes.child_group import ChildGroup, Ending
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED, EXIT_USAGE
@@ -45,7 +47,6 @@ from playground.restarts.fence import Fence
 from playground.restarts.policy import LogPolicy, RestartPolicy
 from playground.restarts.supervisor import attempt_ended
 
-PORT_ENV = "PLAYGROUND_DETERMINED_PORT"      # read by compat/determined/core/_exchange.py
 # playground/compat/determined/on_path holds the module `determined`; found by path, so this floor never imports
 # the compatibility layer.
 ON_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "compat", "determined",
@@ -66,7 +67,7 @@ def run_command(command: list[str], context_dir: str, run_dir: str, cluster_info
     try:
         os.makedirs(run_dir, exist_ok=True)
         Fence.from_env(run_dir).check("opts.json")
-        write_json(os.path.join(run_dir, "opts.json"), {
+        write_json(RunFolder(run_dir).opts, {
             "opts": {"experiment_config": cluster_info.get("experiment_config"),
                      "hparams": cluster_info.get("hparams"), "command": command}, "determined": True})
     except OSError as err:
@@ -149,7 +150,7 @@ class _Runner:
     def cluster_record(self) -> dict[str, Any]:
         latest = core_files.latest_checkpoint(self.run_dir)
         return {**self.cluster_info, "run_dir": self.run_dir, "slots_per_trial": self.slots,
-                "checkpoint_dir": self.cluster_info.get("checkpoint_dir") or os.path.join(self.run_dir, "checkpoints"),
+                "checkpoint_dir": self.cluster_info.get("checkpoint_dir") or RunFolder(self.run_dir).checkpoints,
                 "latest_checkpoint": latest["storage_id"] if latest else self.cluster_info.get("latest_checkpoint"),
                 "test_mode": bool(self.test_mode)}
 
@@ -159,7 +160,7 @@ class _Runner:
         cluster_path = write_cluster_file(self.run_dir, self.cluster_record())
         core_files.take_preempted(self.run_dir)
         ports = (free_port(), free_port())
-        with open(os.path.join(self.run_dir, "train.log"), "a", encoding="utf-8") as log:
+        with open(RunFolder(self.run_dir).log, "a", encoding="utf-8") as log:
             def to_log(text: str) -> None:
                 if not self.fence.superseded():
                     log.write(text)
@@ -181,7 +182,7 @@ class _Runner:
 
     def _stored_checkpoints(self) -> bool:
         """Whether the trial has a checkpoint to resume from: a Core API one, or a Trial API one."""
-        folder = os.path.join(self.run_dir, "checkpoints")
+        folder = RunFolder(self.run_dir).checkpoints
         return bool(core_files.checkpoints(self.run_dir)) or (
             os.path.isdir(folder) and any(name.endswith(".pt") for name in os.listdir(folder)))
 

@@ -23,9 +23,9 @@ import os
 import time
 from typing import Any
 
-INDEX = "det_checkpoints.jsonl"
-PREEMPTED = "det_preempted"
-SEARCHER = "det_searcher.jsonl"
+from playground.outputs.run_folder import RunFolder
+
+INDEX, SEARCHER = RunFolder.DET_CHECKPOINTS, RunFolder.DET_SEARCHER   # the names, for the fence's messages
 PARTIAL = ".partial-"
 
 
@@ -41,7 +41,7 @@ def append_checkpoint(run_dir: str, checkpoint_dir: str, storage_id: str, steps_
                       records: int) -> None:
     entry = {"storage_id": storage_id, "checkpoint_dir": os.path.abspath(checkpoint_dir),
              "steps_completed": steps_completed, "records": records, "time": time.time()}
-    with open(os.path.join(run_dir, INDEX), "a", encoding="utf-8") as handle:
+    with open(RunFolder(run_dir).det_checkpoints, "a", encoding="utf-8") as handle:
         handle.write(json.dumps(entry) + "\n")
         handle.flush()
         os.fsync(handle.fileno())
@@ -51,7 +51,7 @@ def checkpoints(run_dir: str) -> list[dict]:
     """This trial's complete checkpoints, oldest first (a folder deleted since is left out)."""
     out = []
     try:
-        with open(os.path.join(run_dir, INDEX), encoding="utf-8") as handle:
+        with open(RunFolder(run_dir).det_checkpoints, encoding="utf-8") as handle:
             lines = handle.readlines()
     except FileNotFoundError:
         return []
@@ -78,14 +78,14 @@ def find_entry(run_dir: str | None, storage_id: str | None) -> dict | None:
 
 
 def mark_preempted(run_dir: str) -> None:
-    with open(os.path.join(run_dir, PREEMPTED), "w", encoding="utf-8") as handle:
+    with open(RunFolder(run_dir).det_preempted, "w", encoding="utf-8") as handle:
         handle.write(f"{os.getpid()} {time.time()}\n")
 
 
 def take_preempted(run_dir: str) -> bool:
     """Whether the mark was there; it is removed."""
     try:
-        os.remove(os.path.join(run_dir, PREEMPTED))
+        os.remove(RunFolder(run_dir).det_preempted)
         return True
     except FileNotFoundError:
         return False

@@ -51,7 +51,8 @@ SUB_HONOURED = {"environment": {"environment_variables"}, "resources": {"slots_p
                 "checkpoint_storage": {"type", "host_path", "storage_path", "container_path", "save_experiment_best",
                                        "save_trial_best", "save_trial_latest"},
                 "reproducibility": {"experiment_seed"}}
-
+CHECKPOINT_POLICIES = ("best", "all", "none")
+SAVE_COUNTS = ("save_experiment_best", "save_trial_best", "save_trial_latest")
 
 # min_validation_period / min_checkpoint_period stay absent unless written: the trial harness reads absent as
 # "no minimum" (Determined's default, {batches: 0}, means the same)
@@ -153,6 +154,10 @@ def _check_keys(config: dict, problems: list[str]) -> list[str]:
     for section in SUB_HONOURED:
         ignored += _check_section(config, section, problems)
     _whole(config, "scheduling_unit", 100, 1, problems)
+    policy = config.get("checkpoint_policy", "best")
+    if not isinstance(policy, str) or policy not in CHECKPOINT_POLICIES:
+        problems.append(f"checkpoint_policy: {policy!r}; use one of {', '.join(CHECKPOINT_POLICIES)} (checkpoint "
+                        "after a validation when it is the trial's best, after each, or never)")
     for key in ("min_validation_period", "min_checkpoint_period"):
         if key in config:
             check_length(config[key], key, problems)
@@ -229,6 +234,9 @@ def _check_section(config: dict, section: str, problems: list[str]) -> list[str]
             problems.append(f"optimizations.aggregation_frequency: expected a whole number >= 1, got {frequency!r}")
     if section == "reproducibility":
         _whole(raw, "experiment_seed", 0, 0, problems, "reproducibility.")
+    if section == "checkpoint_storage":
+        for key in SAVE_COUNTS:      # how many checkpoints a trial keeps (checkpoint_retention.py)
+            _whole(raw, key, 0, 0, problems, "checkpoint_storage.")
     return [f"{section}.{key}" for key in sorted(set(raw) & SUB_IGNORED.get(section, set()))
             if raw[key] not in (None, [], {}, "")]
 

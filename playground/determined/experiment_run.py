@@ -43,7 +43,7 @@ def experiment_file(args: argparse.Namespace) -> str | None:
 
 def run_experiment(path: str, args: argparse.Namespace) -> int:
     """Check everything, then run the trial; exit codes as every run's (0, 1, 2, 75)."""
-    refused = [flag for flag, name in REFUSED if getattr(args, name, None)]
+    refused = [flag for flag, name in REFUSED if _given(getattr(args, name, None))]
     if refused:
         raise ExperimentConfigError(f"{', '.join(refused)}: not for a Determined experiment ({path}); its "
                                     "configuration is the YAML (with --set for hyperparameters)")
@@ -71,6 +71,11 @@ def run_experiment(path: str, args: argparse.Namespace) -> int:
     return run_command(command=command, context_dir=experiment.context_dir, run_dir=run_dir, cluster_info=info,
                        per_slot=launches_per_slot(experiment.config["entrypoint"]),
                        slots=experiment.slots_per_trial, max_restarts=max_restarts, test_mode=bool(args.test))
+
+
+def _given(value: object) -> bool:
+    """Whether a flag was given: a store_true flag is True, --shard-id may be 0 (which == False)."""
+    return value is not None and value is not False
 
 
 def describe(experiment: Experiment, command: list[str], run_dir: str, max_restarts: int, info: dict) -> str:

@@ -112,11 +112,13 @@ def cluster_info(experiment: Experiment, hparams: dict, run_dir: str, test_mode:
     """The fields of det_cluster.json the runner writes (it fills latest_checkpoint at each attempt);
     `max_length` is the trial's own length (split_length), else the searcher's."""
     import os
+
+    from playground.outputs.run_folder import RunFolder
     global_batch_size = hparams.get("global_batch_size")
     return {
         "experiment_config": {**experiment.config, "hyperparameters": experiment.hyperparameters},
         "hparams": hparams, "trial_id": trial_id, "experiment_id": 1, "run_dir": os.path.abspath(run_dir),
-        "checkpoint_dir": experiment.checkpoint_dir or os.path.join(os.path.abspath(run_dir), "checkpoints"),
+        "checkpoint_dir": experiment.checkpoint_dir or RunFolder(os.path.abspath(run_dir)).checkpoints,
         "latest_checkpoint": None, "max_length": max_length or experiment.max_length(), "rungs": list(rungs or []),
         "records_per_epoch": experiment.records_per_epoch,
         "global_batch_size": global_batch_size if isinstance(global_batch_size, int) else None,

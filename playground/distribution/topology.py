@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from playground.distribution import slurm_env
-from playground.distribution.launcher_vars import whole_number
+from playground.distribution.launcher_vars import torchrun_ranks
 from playground.options.layers import OptsError
 
 
@@ -73,14 +73,14 @@ def topology_from(opts: dict, env: Mapping[str, str] | None = None) -> Topology:
         return Topology(device_type, per_host, shards, shard, first, backend if multi else None, launcher, rank, local)
 
     if "TORCHELASTIC_RUN_ID" in env or ("LOCAL_RANK" in env and "WORLD_SIZE" in env and "RANK" in env):
-        world, rank = whole_number(env, "WORLD_SIZE", least=1), whole_number(env, "RANK")
-        local_world = whole_number(env, "LOCAL_WORLD_SIZE", world, least=1)
+        ranks = torchrun_ranks(env)
+        world, rank, local_world = ranks.world_size, ranks.rank, ranks.local_world_size
         if rank >= world:
             raise OptsError(f"environment variables RANK={rank} and WORLD_SIZE={world}: a rank must be below the "
                             "world size; left in this shell by another job? Unset them or start the run through "
                             "torchrun")
         return make(local_world, max(1, world // local_world), rank // local_world, "torchrun", rank,
-                    whole_number(env, "LOCAL_RANK", rank % local_world))
+                    ranks.local_rank)
     slurm = slurm_env.step(env)
     if slurm is not None:
         problem = slurm_env.layout_problem(slurm, per_host, dist["num_shards"], "num_gpus" if cuda else "num_cpus")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -52,8 +51,9 @@ def run_test(args: argparse.Namespace) -> int:
 
 
 def _summary(opts: dict, world: int, run_dir: str, seconds: float, temporary: bool) -> str:
+    from playground.outputs.run_folder import RunFolder
     e = opts["epoch_iter"]
-    with open(os.path.join(run_dir, "metrics.jsonl"), encoding="utf-8") as handle:
+    with open(RunFolder(run_dir).metrics, encoding="utf-8") as handle:
         record = json.loads(handle.read().splitlines()[-1])
     metrics = ", ".join(f"{m['name']} {record.get(m['name']):.4g}" for m in opts["output"]["metrics"]
                         if record.get(m["name"]) is not None)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from playground.options.loader import ResolvedOpts
 from playground.distribution.topology import Topology, topology_from
+from playground.outputs.run_folder import RunFolder
 
 
 @dataclass
@@ -58,7 +59,7 @@ def make_plan(resolved: ResolvedOpts, run_dir: str) -> Plan:
     samples = opts["epoch_iter"]["num_train_sample_per_epoch"]
     batch = opts["epoch_iter"]["batch_per_device"]
     iterations = samples // (batch * topology.world_size) if samples > 0 else None
-    folder = opts["output"]["checkpoint_folder"] or os.path.join(run_dir, "checkpoints")
+    folder = opts["output"]["checkpoint_folder"] or RunFolder(run_dir).checkpoints
     return Plan(topology=topology, batch_per_device=batch, num_epochs=opts["epoch_iter"]["num_epochs"],
                 iterations_per_epoch=iterations, run_dir=run_dir, checkpoint_folder=os.path.abspath(folder),
                 resolved=resolved)

@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass
 
 from playground.outputs.atomic_files import write_json
+from playground.outputs.run_folder import RunFolder
 from playground.outputs.run_folder_lock import hold_run_folder
 from playground.options.builtin import BUILTIN_OPTS, SECTIONS
 from playground.options.loader import ResolvedOpts, resolve_opts
@@ -94,7 +95,7 @@ def prepare(layers: list[tuple[str, dict]], run_dir: str | None = None, name: st
     plan = make_plan(resolved, run_dir)
     _check_checkpoint_owner(opts, plan.checkpoint_folder, run_dir, resume, resolved.warnings)
     _check_pretrained(opts, plan.checkpoint_folder)
-    opts_file = os.path.join(run_dir, "opts.json")
+    opts_file = RunFolder(run_dir).opts
     if owns_run_folder(plan) and not dry_run:
         Fence.from_env(run_dir).check("opts.json")
         try:
@@ -164,7 +165,7 @@ def latest_run_dir(opts: dict, runs: str = "runs") -> str | None:
     folder) where none does but output.checkpoint_folder has a checkpoint to resume."""
     digest = opts_digest(opts)
     matches = []
-    for path in glob.glob(os.path.join(runs, "*", "opts.json")):
+    for path in glob.glob(RunFolder(os.path.join(runs, "*")).opts):
         try:
             with open(path, encoding="utf-8") as handle:
                 theirs = json.load(handle)["opts"]

@@ -30,6 +30,7 @@ def freeze_for_exit() -> None:
     objects of a run). A cycle among older objects that became garbage in those last few steps is then treated
     as one still alive.
     """
+    gc.disable()   # from here the collector runs only when told: an automatic pass could free a file before its flush
     for thing in gc.get_objects():
         # the type itself: isinstance would also ask proxies for their __class__ (torch warns on some)
         if issubclass(type(thing), _BUFFERED):

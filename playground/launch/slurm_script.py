@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import shlex
 
+from playground.outputs.run_folder import RunFolder
+
 STOP_WARNING_S = 120   # SIGTERM this long before the time limit: time enough for the preemption checkpoint
 
 
@@ -22,7 +24,7 @@ def run_script(words: list[str], topology, run_dir: str, name: str, sbatch_args:
     per_node = topology.devices_per_host
     defaults = [f"--job-name={name}", f"--nodes={topology.num_shards}", f"--ntasks-per-node={per_node}",
                 *([f"--gpus-per-node={per_node}"] if topology.device_type == "cuda" else []),
-                f"--output={os.path.join(run_dir, 'slurm', 'job-%j.log')}", "--open-mode=append",
+                f"--output={RunFolder(run_dir).slurm_job_log}", "--open-mode=append",
                 f"--chdir={workdir or os.getcwd()}", f"--signal=TERM@{warning_s}", "--requeue"]
     given = {_option(arg) for arg in sbatch_args}
     directives = [arg for arg in defaults if _option(arg) not in given] + list(sbatch_args)

@@ -17,6 +17,7 @@ import torch
 from playground.distribution import collectives as dist_utils
 from playground.launch import deferred_dynamo
 from playground.launch.jobs import Job
+from playground.launch.torch_settings import torch_settings_kept
 from playground.options.loader import ResolvedOpts
 from playground.checkpoints.preemption import Preempted
 from playground.distribution.process_group import destroy_process_group, init_process_group
@@ -31,6 +32,11 @@ from playground.trainer.trainer_class import build_trainer_class
 
 
 def run_rank(local_rank: int, resolved: ResolvedOpts, run_dir: str, topology: Topology, job: Job) -> dict | None:
+    with torch_settings_kept():   # a run called in a user's process leaves torch's settings as it found them
+        return _run_rank(local_rank, resolved, run_dir, topology, job)
+
+
+def _run_rank(local_rank: int, resolved: ResolvedOpts, run_dir: str, topology: Topology, job: Job) -> dict | None:
     # A file-size limit (RLIMIT_FSIZE) then fails the write with EFBIG instead of killing the process.
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     opts = resolved.opts

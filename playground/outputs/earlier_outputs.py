@@ -6,29 +6,28 @@ checkpoint yet after a kill, or none usable), the earlier run's metrics.jsonl, r
 """
 from __future__ import annotations
 
-import glob
 import logging
 import os
 import time
 
+from playground.outputs.run_folder import RunFolder
 from playground.restarts.fence import Fence
-
-EARLIER_FILES = ("metrics.jsonl", "results.json")
 
 
 def set_aside_earlier_outputs(run_dir: str) -> str | None:
     """Move the earlier run's outputs under run_dir/earlier/<stamp>/; return that folder (None: nothing there)."""
-    found = [os.path.join(run_dir, name) for name in EARLIER_FILES if os.path.isfile(os.path.join(run_dir, name))]
+    folder = RunFolder(run_dir)
+    found = [path for path in (folder.metrics, folder.results) if os.path.isfile(path)]
     if not found:
         return None
     Fence.from_env(run_dir).check("the earlier outputs (moving them aside)")
-    found += sorted(glob.glob(os.path.join(run_dir, "plot*.png")))
+    found += folder.plots()
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    target = os.path.join(run_dir, "earlier", stamp)
+    target = folder.earlier(stamp)
     suffix = 1
     while os.path.exists(target):
         suffix += 1
-        target = os.path.join(run_dir, "earlier", f"{stamp}-{suffix}")
+        target = folder.earlier(f"{stamp}-{suffix}")
     os.makedirs(target)
     for path in found:
         os.replace(path, os.path.join(target, os.path.basename(path)))

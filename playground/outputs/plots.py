@@ -7,14 +7,7 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from typing import Any, Collection, Sequence
-
-
-def plot_filename(index: int, spec: dict) -> str:
-    title = spec.get("y_title") or "_".join(spec["ys"])
-    slug = re.sub(r"[^A-Za-z0-9]+", "_", title).strip("_").lower()[:60] or "metrics"
-    return f"plot{index}_{slug}.png"
 
 
 def draw_runs(spec: dict, runs: Sequence[tuple[str, dict]], path: str, test_metrics: Collection[str] = ()) -> str:

@@ -25,10 +25,10 @@ import time
 import uuid
 from dataclasses import dataclass
 
+from playground.outputs.run_folder import RunFolder
 from playground.processes.exit_codes import UserError
 from playground.restarts.fence import Fence, highest_claim
 
-LOCK_FILE = "run.lock"
 TOKEN_ENV = "PLAYGROUND_RUN_LOCK"
 
 
@@ -57,7 +57,7 @@ def hold_run_folder(run_dir: str) -> RunFolderLock | None:
     if fence.superseded():
         return None
     os.makedirs(run_dir, exist_ok=True)
-    path = os.path.join(run_dir, LOCK_FILE)
+    path = RunFolder(run_dir).lock
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:

@@ -14,6 +14,7 @@ import os
 import sys
 
 from playground.outputs.line_append import append_failure, append_whole
+from playground.outputs.run_folder import RunFolder
 from playground.restarts.fence import Fence
 
 FORMAT = "%(asctime)s %(levelname)s %(message)s"
@@ -82,7 +83,7 @@ def setup_logging(run_dir: str | None, rank: int, records_on_console: bool = Tru
     logger.addHandler(console)
     if run_dir and rank == 0:
         os.makedirs(run_dir, exist_ok=True)
-        file_handler = _TrainLogHandler(os.path.join(run_dir, "train.log"), Fence.from_env(run_dir))
+        file_handler = _TrainLogHandler(RunFolder(run_dir).log, Fence.from_env(run_dir))
         file_handler.setFormatter(logging.Formatter(FORMAT))
         logger.addHandler(file_handler)
     return logger

@@ -14,7 +14,8 @@ from typing import Any
 from playground.options.metric_modes import mode_by_name
 from playground.outputs.atomic_files import atomic_open, write_json
 from playground.outputs.line_append import append_failure, append_whole
-from playground.outputs.plots import draw_runs, plot_filename
+from playground.outputs.plots import draw_runs
+from playground.outputs.run_folder import RunFolder
 from playground.outputs.run_log import take_log_failure
 from playground.processes.exit_codes import UserError
 from playground.restarts.fence import Fence
@@ -29,8 +30,8 @@ class RunOutputError(UserError, RuntimeError):
 class RunOutputs:
     def __init__(self, run_dir: str, enabled: bool) -> None:
         self.run_dir, self.enabled = run_dir, enabled
-        self.metrics_path = os.path.join(run_dir, "metrics.jsonl")
-        self.results_path = os.path.join(run_dir, "results.json")
+        self.folder = RunFolder(run_dir)
+        self.metrics_path, self.results_path = self.folder.metrics, self.folder.results
         self.fence = Fence.from_env(run_dir)
 
     def open_log(self, opts: dict) -> None:
@@ -70,7 +71,7 @@ class RunOutputs:
         if book is not None:
             lists = dict(lists, kind=[record["kind"] for record in book.records])
         tests = {name for name, entry in book.metrics.items() if not entry["is_train"]} if book is not None else set()
-        return [draw_runs(spec, [("", lists)], os.path.join(self.run_dir, plot_filename(i, spec)), tests)
+        return [draw_runs(spec, [("", lists)], self.folder.plot(i, spec), tests)
                 for i, spec in enumerate(specs)]
 
     def write_results(self, result: dict, book: Any, wall_time: float, early_stopping: dict | None = None,

@@ -5,6 +5,7 @@ import json
 import os
 from dataclasses import dataclass
 
+from playground.outputs.run_folder import RunFolder
 from playground.processes.exit_codes import UserError
 
 
@@ -42,7 +43,8 @@ class RunRecords:
 
 
 def read_run(folder: str) -> RunRecords:
-    opts_path, metrics_path = os.path.join(folder, "opts.json"), os.path.join(folder, "metrics.jsonl")
+    layout = RunFolder(folder)
+    opts_path, metrics_path = layout.opts, layout.metrics
     for path in (opts_path, metrics_path):
         if not os.path.isfile(path):
             raise RunRecordsError(f"{folder} is not a run folder: {os.path.basename(path)} is missing")

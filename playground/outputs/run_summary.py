@@ -1,15 +1,17 @@
 """The lines printed when a run finishes: where its outputs are and how its test metrics ended."""
 from __future__ import annotations
 
-import glob
 import os
+
+from playground.outputs.run_folder import RunFolder
 
 
 def summary_lines(result: dict, run_dir: str) -> list[str]:
+    folder = RunFolder(run_dir)
     lines = [f"run finished: {run_dir}",
-             f"  metrics:    {os.path.join(run_dir, 'metrics.jsonl')}",
-             f"  results:    {os.path.join(run_dir, 'results.json')}"]
-    plots = sorted(glob.glob(os.path.join(run_dir, "*.png")))
+             f"  metrics:    {folder.metrics}",
+             f"  results:    {folder.results}"]
+    plots = folder.pictures()
     if plots:
         lines.append(f"  plots:      {', '.join(os.path.basename(p) for p in plots)}")
     if result.get("model"):

@@ -20,14 +20,19 @@ from playground.restarts.host import host_id
 FILE = "attempts.jsonl"
 
 
+def attempts_path(run_dir: str) -> str:
+    """The attempts file of `run_dir` (outputs/run_folder.py's RunFolder.attempts: the run folder's layout)."""
+    return os.path.join(run_dir, FILE)
+
+
 def append_attempt(run_dir: str, entry: dict[str, Any]) -> None:
     entry = {"host": host_id(), "hostname": socket.gethostname(), "pid": os.getpid(), **entry}
     os.makedirs(run_dir, exist_ok=True)
-    append_json_line(os.path.join(run_dir, FILE), entry)
+    append_json_line(attempts_path(run_dir), entry)
 
 
 def read_attempts(run_dir: str) -> list[dict]:
-    path = os.path.join(run_dir, FILE)
+    path = attempts_path(run_dir)
     out = []
     if os.path.isfile(path):
         with open(path, encoding="utf-8") as handle:

@@ -82,7 +82,8 @@ class AnyExp(TrainerState):
         self.model_path: str | None = None
         self.outputs = RunOutputs(self.run_dir, enabled=ctx.is_writer)
         self.checkpointer = ckpt.Checkpointer(opts, self.run_dir, ctx.is_writer, self.world_size, self.log)
-        self.hooks = HookList([])     # built after prep_data_parallel_models, when the networks exist
+        # built after prep_data_parallel_models, when the networks exist; until then the job's hooks (add_hook)
+        self.hooks = HookList([])
         self.should_stop = False      # a hook (early stopping) ends the run after the current epoch
         self._step: TrainStep | None = None
 
@@ -201,6 +202,17 @@ class AnyExp(TrainerState):
         if epoch is not None and not self.opts["model_param"]["reset_epoch"]:
             self.epoch = epoch
             self.global_iter = epoch * self.epoch_iterations
+
+    def add_hook(self, hook: Any) -> None:
+        """Before the loop: a hook the rank's job brings with what only it holds (a Determined trial's controller,
+        fit.py, holds the trial's session). build_hooks keeps it, after the opts' hooks; until then, and after,
+        the run's methods find it by name as any hook (`self.hooks.get`)."""
+        self.hooks = HookList([*self.hooks, hook])
+
+    def trial_hooks(self) -> list:
+        """The hooks the run's trial class brings, after the opts' own (hook_list.py): its build_hooks()
+        (trial_adapter.py); none for a run of components."""
+        return []
 
     # ------------------------------------------------------------------ the loop
     def list_of_epochs(self) -> Iterable[int]:

@@ -2,9 +2,10 @@
 iteration checkpoints last (so a checkpoint holds every other hook's state after the iteration).
 
 Order: pending checkpoint errors, interval timer, learning rate, mixed precision, gradient clipping, EMA,
-profiler, record points, skipped records, early stopping, user hooks (in the order listed), a trial's
-build_hooks(), progress, TensorBoard, iteration checkpoints. Each hook's state is saved under its name; resuming with a hook added or removed warns by name
-and the new hook starts fresh.
+profiler, record points, skipped records, early stopping, user hooks (in the order listed), the hooks the
+rank's job brought (AnyExp.add_hook: a Determined trial's controller), a trial's build_hooks(), progress,
+TensorBoard, iteration checkpoints. Each hook's state is saved under its name; resuming with a hook added or
+removed warns by name and the new hook starts fresh.
 """
 from __future__ import annotations
 
@@ -92,9 +93,7 @@ def build_hooks(trainer: Any) -> HookList:
     if out["early_stopping"] is not None:
         hooks.append(early_stopping.EarlyStopping(trainer))
     hooks += [user_hook(trainer, name, index) for index, name in enumerate(opts["model"]["hooks_py"])]
-    trial_hooks = getattr(trainer, "trial_hooks", None)
-    if trial_hooks is not None:   # a trial class's build_hooks(), after the opts' hooks
-        hooks += trial_hooks()
+    hooks += [*trainer.hooks, *trainer.trial_hooks()]  # the job's (add_hook), a trial class's build_hooks()
     hooks.append(progress_bar.ProgressBar(trainer))
     if out["tensorboard"] and trainer.ctx.is_writer:
         hooks.append(tensorboard.TensorBoard(trainer))

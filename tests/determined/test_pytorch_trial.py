@@ -74,14 +74,23 @@ def test_the_harness_refuses_a_missing_class_with_exit_2(tmp_path):
 
 
 def test_full_dataset_validation_a_custom_reducer_a_callback_and_a_stop_request_on_2_ranks(tmp_path):
+    """evaluate_full_dataset runs on rank 0 only, over the whole validation set, as Determined's controller runs it;
+    every rank's on_validation_end gets rank 0's metrics (Determined broadcasts them to the callbacks)."""
     run_dir = tmp_path / "run"
     info = dict(mnist_info(), experiment_config={"min_validation_period": {"batches": 2}})
     run(trial_main("full_dataset_trial:FullDatasetTrial"), run_dir, info, 2)
     found = records(run_dir)
     # stopped after batch 4, which its period had just validated: no second validation before the checkpoint
     assert [(r["kind"], r["iteration"]) for r in found] == [("epoch", 2), ("epoch", 4)]
-    assert all(r["validated"] == 16 and r["ranks_agree"] == 1 and 0 <= r["validation_error"] <= 1 and "note" not in r
-               for r in found)
+    assert all(r["validated"] == 16 and r["evaluated_on_rank"] == 0 and 0 <= r["validation_error"] <= 1
+               and "note" not in r for r in found)
+    said = output(run_dir).splitlines()
+    assert [line for line in said if "evaluate_full_dataset" in line] == ["rank 0 evaluate_full_dataset"] * 2
+    for rank in (0, 1):
+        seen = [line for line in said if line.startswith(f"rank {rank} on_validation_end")]
+        assert seen == [f"rank {rank} on_validation_end "
+                        f"{sorted({'evaluated_on_rank': 0.0, 'validated': 16.0, 'validation_error': r['validation_error']}.items())}"
+                        for r in found], said
     assert [r["train_samples_seen"] for r in found] == [16, 16]   # 2 batches of 8
     state = final_state(run_dir)
     assert state["global_iter"] == 4 and state["hooks"]["determined"]["callbacks"] == {"validation_log": {"validations": 2}}

@@ -141,3 +141,24 @@ def test_runs_the_trial_through_the_runner(experiment, tmp_path):
                    str(tmp_path / "run"), script="playground")
     assert done.returncode == 0, done.stderr
     assert "'lr': 0.5" in (tmp_path / "run" / "train.log").read_text()
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("checkpoint_policy: latest", "checkpoint_policy: 'latest'; use one of best, all, none"),
+    ("checkpoint_policy: 0", "checkpoint_policy: 0; use one of best, all, none"),
+    ("checkpoint_storage: {save_trial_best: -1}", "checkpoint_storage.save_trial_best: expected a whole number >= 0, "
+                                                  "got -1"),
+    ("checkpoint_storage: {save_trial_latest: 1.5}", "checkpoint_storage.save_trial_latest: expected a whole number "
+                                                     ">= 0, got 1.5"),
+    ("checkpoint_storage: {type: shared_fs, host_path: ck, save_experiment_best: two}",
+     "checkpoint_storage.save_experiment_best: expected a whole number >= 0, got 'two'"),
+    ("checkpoint_storage: {save_trial_latest: true}", "checkpoint_storage.save_trial_latest: expected a whole number "
+                                                      ">= 0, got True"),
+])
+def test_checkpoint_policy_and_the_save_counts_are_range_checked_before_anything_starts(experiment, tmp_path,
+                                                                                        capsys, line, expected):
+    path = experiment(CONST + line + "\n")
+    code, out, err = dry_run(capsys, path, "--run-dir", str(tmp_path / "run"))
+    assert code == 2 and out == ""
+    assert err.startswith(f"playground: error: {path}, line 8: {expected}") and err.count("\n") == 1, err
+    assert not (tmp_path / "run").exists()

@@ -136,6 +136,28 @@ def test_random_runs_exactly_max_trials(tmp_path):
     assert len({json.dumps(t.user_attrs["sets"], sort_keys=True) for t in trials}) == 3
 
 
+SMALL_SPACE = """\
+    entrypoint: model_def:T
+    hyperparameters: {global_batch_size: 8, increment_by: {type: int, minval: 1, maxval: 8}}
+    searcher: {name: SEARCHER, metric: validation_loss, max_trials: 10, max_length: {batches: 4}, max_concurrent_trials: 2}
+    """
+
+
+@pytest.mark.parametrize("searcher", ["random", "adaptive_asha"])
+def test_a_search_over_a_small_space_samples_with_replacement_and_runs_max_trials(tmp_path, capsys, searcher):
+    """Determined's searchers draw every trial's hyperparameters independently: 8 points and max_trials 10 make
+    10 trials (the shape of Determined's Core API tutorial, stage 3), so at least one point runs twice. A
+    playground sweep of the same space runs each point once (tests/playground/sweeps/agents/test_distinct_proposals.py)."""
+    path = write(tmp_path, SMALL_SPACE.replace("SEARCHER", searcher))
+    said = preview(capsys, path)
+    assert "distinct points" not in said and ("10 trials" in said)
+    trials = sweep(tmp_path, path)
+    assert len(trials) == 10 and {t.state.name for t in trials} <= {"COMPLETE", "PRUNED"}
+    drawn = [t.user_attrs["sets"]["increment_by"] for t in trials]
+    assert set(drawn) <= set(range(1, 9)) and len(set(drawn)) < 10, drawn
+    assert not any(t.user_attrs.get("extra") for t in trials)
+
+
 def test_grid_runs_exactly_every_point_once(tmp_path):
     trials = sweep(tmp_path, write(tmp_path, GRID), "--workers", "3")
     points = {json.dumps(t.user_attrs["sets"], sort_keys=True) for t in trials}

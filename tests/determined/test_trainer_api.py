@@ -92,3 +92,23 @@ def test_a_script_shorter_than_the_searchers_max_time_trains_its_own_length_and_
     said = output(tmp_path / "run")
     assert said.count("playground: warning: this trial trains 12 batches") == 1, said
     assert "adaptive ASHA's rungs at 58, 937 batches are never reached" in said, said
+
+
+def test_init_in_local_mode_takes_every_argument_and_seeds_as_trial_1(monkeypatch):
+    """det.pytorch.init(hparams, exp_conf, distributed, aggregation_frequency, enable_tensorboard_logging) without
+    cluster info: the context answers with init's own arguments; the seed is trial 1's (experiment seed + 1)."""
+    import torch
+
+    from playground.compat.determined import pytorch
+    from playground.determined.cluster_file import CLUSTER_ENV
+    from playground.compat.determined.core import DummyDistributedContext
+    monkeypatch.delenv(CLUSTER_ENV, raising=False)
+    exp_conf = {"reproducibility": {"experiment_seed": 11}, "data": {"rows": 3}}
+    with pytorch.init(hparams={"global_batch_size": 6}, exp_conf=exp_conf, distributed=DummyDistributedContext(),
+                      aggregation_frequency=2, enable_tensorboard_logging=False) as context:
+        drawn = torch.rand(3)
+        assert context.get_hparams() == {"global_batch_size": 6} and context.get_per_slot_batch_size() == 6
+        assert context.get_data_config() == {"rows": 3} and context.get_trial_seed() == 12
+        assert context.get_enable_tensorboard_logging() is False
+    torch.manual_seed(12)
+    assert torch.equal(drawn, torch.rand(3))        # init seeded torch with the trial seed

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import signal
 import subprocess
 import sys
 
@@ -138,3 +139,37 @@ def test_an_in_process_run_leaves_the_callers_stop_signal_handlers_as_they_were(
     before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
     run(tiny_opts(), run_dir=str(tmp_path / "run"))
     assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
+
+
+TORCH_SETTINGS = '''
+import json, os, signal, sys, torch
+from playground.api import run
+from tests.conftest import tiny_opts
+
+def settings():
+    return [torch.get_num_threads(), torch.are_deterministic_algorithms_enabled(), torch.backends.cudnn.benchmark,
+            os.environ.get("CUBLAS_WORKSPACE_CONFIG"), os.environ.get("TORCHINDUCTOR_DETERMINISTIC"),
+            int(signal.getsignal(signal.SIGXFSZ))]
+
+torch.set_num_threads(2)
+torch.backends.cudnn.benchmark = True
+signal.signal(signal.SIGXFSZ, signal.SIG_DFL)    # as a fresh shell's process has it
+before = settings()
+opts = tiny_opts(model_param={"deterministic": True})
+opts["distributed"]["num_intra_threads"] = 1
+run(opts, run_dir=sys.argv[1])
+print(json.dumps({"before": before, "after": settings()}))
+'''
+
+
+def test_an_in_process_run_leaves_torchs_threads_kernels_and_variables_as_it_found_them(tmp_path):
+    """A deterministic one-thread run called from a user's process (a notebook that trains something else next)
+    gives back the thread count, the deterministic-kernels switch (which makes later non-deterministic ops raise),
+    cuDNN's autotuner, the kernel variables it set, and the SIGXFSZ disposition."""
+    done = subprocess.run([sys.executable, "-c", TORCH_SETTINGS, str(tmp_path / "run")], cwd=REPO,
+                          capture_output=True, text=True, timeout=HANG)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["before"] == [2, False, True, None, None, int(signal.SIG_DFL)]
+    assert seen["after"] == seen["before"]
+    assert json.loads((tmp_path / "run" / "opts.json").read_text())["opts"]["model_param"]["deterministic"] is True

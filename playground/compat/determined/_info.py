@@ -12,6 +12,7 @@ import socket
 from typing import Any, Dict, List, Optional, Union
 
 from playground.determined import cluster_file
+from playground.distribution.launcher_vars import torchrun_ranks
 
 
 class RendezvousInfo:
@@ -120,8 +121,8 @@ def from_cluster_file(record: Dict[str, Any]) -> ClusterInfo:
     slots = int(record.get("slots_per_trial") or 1)
     latest = record.get("latest_checkpoint")
     entry = core_files.find_entry(record.get("run_dir"), latest)
-    seed = int((config.get("reproducibility") or {}).get("experiment_seed") or 0)
-    trial = TrialInfo(trial_id=trial_id, experiment_id=experiment_id, trial_seed=(seed + trial_id) % 2**31,
+    trial = TrialInfo(trial_id=trial_id, experiment_id=experiment_id,
+                      trial_seed=cluster_file.trial_seed(config, trial_id),
                       hparams=record.get("hparams") or {}, config=config,
                       steps_completed=int((entry or {}).get("steps_completed") or 0),
                       trial_run_id=int(os.environ.get("PLAYGROUND_ATTEMPT", "") or record.get("attempt") or 1),
@@ -132,7 +133,7 @@ def from_cluster_file(record: Dict[str, Any]) -> ClusterInfo:
                        agent_id=socket.gethostname(), slot_ids=list(range(slots)), task_id=task_id,
                        allocation_id=f"{task_id}.{trial._trial_run_id}", session_token="", task_type="TRIAL",
                        latest_checkpoint=latest, trial_info=trial,
-                       rendezvous_info=RendezvousInfo([addr], int(os.environ.get("GROUP_RANK", "0")), [slots]),
+                       rendezvous_info=RendezvousInfo([addr], torchrun_ranks(os.environ, alone=True).group_rank, [slots]),
                        resources_info=ResourcesInfo(_gpu_uuids()))
 
 

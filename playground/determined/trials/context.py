@@ -9,82 +9,29 @@ weights; a model is returned as it is, moved to the device (no DDP wrapper, so a
 parameters unused in a step need nothing special). The process group exists only once training starts: a trial
 that calls collectives in `__init__` is not supported.
 
-Ranks come from torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE), as the runner sets them.
+`context.distributed` is Determined's core.DistributedContext (playground/determined/distributed_context.py):
+the ranks torchrun's variables give (the runner sets them), its object collectives over the run's process group.
 """
 from __future__ import annotations
 
 import logging
-import os
+import pathlib
 from typing import Any, Callable, Iterator
 
 import torch
 
+from playground.determined.distributed_context import DistributedContext
 from playground.determined.trials.experimental import ExperimentalContext, not_provided
 from playground.determined.trials.lr_scheduler import LRScheduler
 from playground.determined.trials.reducers import MetricReducer, SimpleReducer, WrappedReducer
+from playground.outputs.run_folder import RunFolder
+from playground.processes.exit_codes import UserError
 
 log = logging.getLogger("playground")
 
 
-class DistributedContext:
-    """`context.distributed`: this process's place among the ranks (Determined's core.DistributedContext getters)."""
-
-    def __init__(self, rank: int = 0, size: int = 1, local_rank: int = 0, local_size: int = 1) -> None:
-        self.rank, self.size, self.local_rank, self.local_size = rank, size, local_rank, local_size
-        self.cross_rank, self.cross_size = rank // max(1, local_size), max(1, size // max(1, local_size))
-
-    @classmethod
-    def from_env(cls) -> "DistributedContext":
-        env = os.environ
-        size = int(env.get("WORLD_SIZE", 1))
-        rank = int(env.get("RANK", 0))
-        local_size = int(env.get("LOCAL_WORLD_SIZE", size))
-        return cls(rank, size, int(env.get("LOCAL_RANK", rank % max(1, local_size))), local_size)
-
-    def get_rank(self) -> int:
-        return self.rank
-
-    def get_size(self) -> int:
-        return self.size
-
-    def get_local_rank(self) -> int:
-        return self.local_rank
-
-    def get_local_size(self) -> int:
-        return self.local_size
-
-    def get_cross_rank(self) -> int:
-        return self.cross_rank
-
-    def get_cross_size(self) -> int:
-        return self.cross_size
-
-    def get_num_agents(self) -> int:
-        return self.cross_size
-
-    # Collectives over the run's process group (up once training starts: not in the trial's __init__).
-    def allgather(self, stuff: Any) -> list:
-        """Every rank's `stuff` (picklable), in rank order, on every rank."""
-        if self.size < 2:
-            return [stuff]
-        import torch.distributed as dist
-        every: list = [None] * self.size
-        dist.all_gather_object(every, stuff)
-        return every
-
-    def gather(self, stuff: Any) -> list | None:
-        """Every rank's `stuff` on the chief (rank 0); None elsewhere."""
-        every = self.allgather(stuff)
-        return every if self.rank == 0 else None
-
-    def broadcast(self, stuff: Any) -> Any:
-        """The chief's `stuff`, on every rank."""
-        if self.size < 2:
-            return stuff
-        import torch.distributed as dist
-        box = [stuff]
-        dist.broadcast_object_list(box, 0)
-        return box[0]
+class ContextMisuse(UserError, ValueError):
+    """A context call in an order Determined refuses (its InvalidExperimentException); the message says which."""
 
 
 class PyTorchTrialContext:
@@ -93,7 +40,7 @@ class PyTorchTrialContext:
 
     def __init__(self, hparams: dict | None, exp_conf: dict | None, distributed: DistributedContext | None = None,
                  trial_id: int = 1, experiment_id: int = 1, run_dir: str | None = None, seed: int = 0) -> None:
-        self.distributed = distributed or DistributedContext.from_env()
+        self.distributed = distributed or DistributedContext.for_trial()
         self._hparams = dict(hparams) if hparams is not None else None
         self._exp_conf = exp_conf
         self._ids, self._seed = {"trial": trial_id, "experiment": experiment_id}, seed
@@ -176,8 +123,9 @@ class PyTorchTrialContext:
     def get_enable_tensorboard_logging(self) -> bool:
         return self._enable_tensorboard_logging
 
-    def get_tensorboard_path(self) -> str:
-        return os.path.join(self.run_dir or ".", "tensorboard")
+    def get_tensorboard_path(self) -> pathlib.Path:
+        """<run-dir>/tensorboard, a pathlib.Path as Determined's."""
+        return pathlib.Path(RunFolder(self.run_dir or ".").tensorboard)
 
     def get_tensorboard_writer(self) -> Any:
         """A SummaryWriter into <run-dir>/tensorboard (rank 0; other ranks get one that writes nothing); without
@@ -185,7 +133,7 @@ class PyTorchTrialContext:
         <run-dir>/tensorboard/scalars.jsonl."""
         if self._writer is None:
             from playground.determined.trials.scalar_writer import writer_for
-            self._writer = writer_for(self.get_tensorboard_path(), enabled=self.distributed.rank == 0)
+            self._writer = writer_for(str(self.get_tensorboard_path()), enabled=self.distributed.rank == 0)
         return self._writer
 
     # ------------------------------------------------------------------ wrapping
@@ -234,7 +182,13 @@ class PyTorchTrialContext:
         return reducer
 
     def wrap_scaler(self, scaler: Any) -> Any:
-        """The scaler, recorded: its state is checkpointed with the trial's (Determined's scaler_state_dict)."""
+        """The scaler, recorded: its state is checkpointed with the trial's (Determined's scaler_state_dict).
+        Once, before wrap_model (use_amp calls it), as Determined requires."""
+        if self._scaler is not None:
+            raise ContextMisuse("context.wrap_scaler: please only call wrap_scaler or use_amp once")
+        if self.models:
+            raise ContextMisuse("context.wrap_scaler: please call wrap_scaler (or experimental.use_amp) before "
+                                "wrap_model")
         self._scaler = scaler
         return scaler
 
@@ -294,7 +248,35 @@ class PyTorchTrialContext:
             raise AttributeError(name)
         raise not_provided("context", name)
 
-    # ------------------------------------------------------------------ position (set by the trainer)
+    # ------------------------------------------------------------------ what playground's trainer tells and asks
+    # (loop.py, loop_hook.py, trainer_api.py): the context keeps its own state; not Determined's API
+    def record_epoch_length(self, batches: int) -> None:
+        """An epoch of the training data, in batches (current_train_epoch, is_epoch_start and is_epoch_end)."""
+        self._epoch_len = batches
+
+    def record_batch(self, batch_index: int) -> None:
+        """The batch about to be trained (current_train_batch), 0-based from the trial's first."""
+        self._current_batch_idx = batch_index
+
+    def record_initial_batch(self, batch_index: int) -> None:
+        """Where this session of the run starts training (get_initial_batch): 0, or where a resumed run goes on."""
+        self._initial_batch = batch_index
+
+    def scaler_state_dict(self) -> dict | None:
+        """The state of the scaler wrap_scaler recorded (a checkpoint holds it), None without one."""
+        return self._scaler.state_dict() if self._scaler is not None else None
+
+    def load_scaler_state_dict(self, state: dict | None) -> None:
+        """A checkpoint's scaler state back into the wrapped scaler (nothing without either)."""
+        if state is not None and self._scaler is not None:
+            self._scaler.load_state_dict(state)
+
+    def close_tensorboard_writer(self) -> None:
+        """The end of det.pytorch.init()'s block: the writer get_tensorboard_writer() made, if any, is closed."""
+        if self._writer is not None:
+            self._writer.close()
+
+    # ------------------------------------------------------------------ position (recorded by the trainer)
     def current_train_batch(self) -> int:
         if self._current_batch_idx is None:
             raise RuntimeError("Training hasn't started.")

@@ -6,7 +6,8 @@ processes the runner (or torchrun) started. The run folder is the cluster info's
 opts.json, the Determined form, there; it is left alone), or in local mode (no cluster info) a new folder under
 runs/. A run resumes from its folder's newest checkpoint by itself, so `latest_checkpoint` needs no value.
 
-Mapping: an epoch is `records_per_epoch` (else the training set) over the global batch; `max_length` Epoch(n)
+Mapping: an epoch is the training loader's length as Determined counts it (its short last batch included;
+data_loader.py), or 0.2x's `records_per_epoch` over the global batch; `max_length` Epoch(n)
 trains n epochs, Batch(n) stops after n batches. Validations (the validation set once through, a full test pass
 record) come where Determined's controller makes them: after every k-th batch of the trial for `validation_period`
 Batch(k) (counted from the trial's first batch, as Determined counts), at the end of every k-th epoch for
@@ -25,15 +26,16 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from torch.utils.data import DataLoader as TorchLoader, RandomSampler
+from torch.utils.data import DataLoader as TorchLoader, IterableDataset, RandomSampler
 
 from playground.determined.cluster_file import read_cluster_file
 from playground.determined.trials.trial import Batch, Epoch, TrainUnit, evaluates_full_dataset, takes_batch_index
-from playground.determined.trials.data_loader import DataLoader
+from playground.determined.trials.data_loader import DataLoader, epoch_length
+from playground.determined.trials.loop_hook import DeterminedHook
+from playground.outputs.run_folder import RunFolder
 from playground.processes.exit_codes import EXIT_DONE, EXIT_STOPPED, EXIT_USAGE, UserError
 
 LOOP, SLOTS = "playground.determined.trials.loop", "playground.determined.trials.components"
-HOOK = "playground.determined.trials.loop_hook"
 
 
 class TrialUsageError(UserError, ValueError):
@@ -42,10 +44,11 @@ class TrialUsageError(UserError, ValueError):
 
 @dataclass
 class TrialSession:
-    """What the trainer methods of loop.py read as `trainer.det`."""
+    """What the `determined` hook (loop_hook.py) is given, and the trainer methods of loop.py read through it."""
     trial: Any
     context: Any
     train_data: Any
+    drop_last: bool                              # the training loader drops a pass's short last batch
     validation_data: Any
     validation_loader: Any
     full_dataset: bool
@@ -68,11 +71,12 @@ class TrialSession:
 
 @dataclass(frozen=True)
 class DeterminedFit:
-    """The job every rank runs (playground/launch/jobs.py): the loop, with the trial's session attached."""
+    """The job every rank runs (playground/launch/jobs.py): the loop, with the `determined` hook holding the
+    trial's session."""
     session: TrialSession
 
     def run(self, trainer: Any) -> dict | None:
-        trainer.det = self.session
+        trainer.add_hook(DeterminedHook(trainer, self.session))
         if self.session.under_runner:
             _leave_train_log_to_the_runner(trainer.run_dir)
         return trainer.buildModelAndTrain(trainer.opts)
@@ -84,7 +88,7 @@ def _leave_train_log_to_the_runner(run_dir: str) -> None:
     logger = logging.getLogger("playground")
     for handler in list(logger.handlers):
         if isinstance(handler, logging.FileHandler) and \
-                os.path.abspath(handler.baseFilename) == os.path.abspath(os.path.join(run_dir, "train.log")):
+                os.path.abspath(handler.baseFilename) == os.path.abspath(RunFolder(run_dir).log):
             logger.removeHandler(handler)
             handler.close()
 
@@ -139,7 +143,8 @@ def _prepared_session(trial: Any, context: Any, max_length: TrainUnit | None, va
         raise TrialUsageError(f"fit(): {err}") from None
     train, train_shuffle = _torch_loader(trial.build_training_data_loader(), "build_training_data_loader")
     validation, _ = _torch_loader(trial.build_validation_data_loader(), "build_validation_data_loader")
-    session = TrialSession(trial=trial, context=context, train_data=train, validation_data=validation,
+    session = TrialSession(trial=trial, context=context, train_data=train,
+                           drop_last=bool(_loader_setting(train, "drop_last")), validation_data=validation,
                            validation_loader=validation, full_dataset=full_dataset,
                            evaluate_takes_index=takes_batch_index(trial), max_batches=None,
                            under_runner=bool(cluster), max_length=max_length, test_mode=test_mode,
@@ -182,7 +187,17 @@ def rung_epochs(cluster: dict) -> frozenset[int]:
 
 
 def _global_batch(context: Any) -> int:
-    return context._global_batch_size or 1
+    try:
+        return context.get_global_batch_size() or 1
+    except ValueError:       # hyperparameters.global_batch_size is not set
+        return 1
+
+
+def _hparams(context: Any) -> dict | None:
+    try:
+        return context.get_hparams()
+    except ValueError:       # init() was given no hparams (local mode)
+        return None
 
 
 def _torch_loader(data: Any, method: str) -> tuple[Any, bool]:
@@ -204,11 +219,11 @@ def _run_dir(cluster: dict, context: Any) -> str:
     run_id = os.environ.get("TORCHELASTIC_RUN_ID")
     run_dir = os.path.abspath(os.path.join("runs", f"determined-{run_id}") if run_id and run_id != "none"
                               else default_run_dir("determined"))
-    if context.distributed.rank == 0 and not os.path.exists(os.path.join(run_dir, "opts.json")):
+    if context.distributed.rank == 0 and not os.path.exists(RunFolder(run_dir).opts):
         from playground.outputs.atomic_files import write_json
         os.makedirs(run_dir, exist_ok=True)
-        write_json(os.path.join(run_dir, "opts.json"), {"opts": {"hyperparameters": context._hparams,
-                                                                 "local": True}, "determined": True})
+        write_json(RunFolder(run_dir).opts, {"opts": {"hyperparameters": _hparams(context), "local": True},
+                                             "determined": True})
     return run_dir
 
 
@@ -217,8 +232,7 @@ def _opts_layers(session: TrialSession, context: Any, cluster: dict, max_length:
     dist = context.distributed
     batch = _batch_size(session.train_data)
     records = cluster.get("records_per_epoch") or _exp(context).get("records_per_epoch") or 0
-    samples = records or len(session.train_data.dataset)
-    epoch_batches = max(1, samples // (batch * dist.size))
+    epoch_batches = _epoch_batches(session, records, batch, dist.size)
     if test_mode:
         epochs, max_batches = 1, 1
     elif isinstance(max_length, Epoch):
@@ -239,8 +253,7 @@ def _opts_layers(session: TrialSession, context: Any, cluster: dict, max_length:
     opts = {
         "input": {"input_name_py": SLOTS, "shuffle_train": shuffle,
                   "decode_threads": int(getattr(session.train_data, "num_workers", 0))},
-        "model": {"forward_pass_py": SLOTS, "optimizer_py": SLOTS, "additional_override_py": LOOP,
-                  "hooks_py": [HOOK]},
+        "model": {"forward_pass_py": SLOTS, "optimizer_py": SLOTS, "additional_override_py": LOOP},
         "model_param": {"seed": context.get_trial_seed(), "base_learning_rate": 0.1},
         "epoch_iter": {"num_train_sample_per_epoch": records, "num_test_sample": 0, "num_epochs": epochs,
                        "num_train_iteration_per_test": epoch_batches + 1, "batch_per_device": batch,
@@ -250,6 +263,19 @@ def _opts_layers(session: TrialSession, context: Any, cluster: dict, max_length:
         "output": output,
     }
     return [("the Determined trial", opts)], max_batches
+
+
+def _epoch_batches(session: TrialSession, records: int, batch: int, ranks: int) -> int:
+    """Steps in an epoch: the training loader's length as Determined's harness counts it (data_loader.py); for
+    0.2x's records_per_epoch (or an iterable dataset), the whole global batches it holds."""
+    dataset = session.train_data.dataset
+    if records or isinstance(dataset, IterableDataset):
+        return max(1, (records or len(dataset)) // (batch * ranks))
+    steps = epoch_length(len(dataset), batch, ranks, session.drop_last)
+    if steps == 0:
+        raise TrialUsageError(f"the training data loader makes no batch: {len(dataset)} records in batches of "
+                              f"{batch} with drop_last; lower the batch size or keep the short batch")
+    return steps
 
 
 def _keep_limit(session: TrialSession, storage: dict) -> int:
@@ -289,16 +315,25 @@ def _warn_short_of_the_searcher(cluster: dict, context: Any, batches: int, epoch
 
 
 def _exp(context: Any) -> dict:
-    return context._exp_conf or {}
+    try:
+        return context.get_experiment_config() or {}
+    except ValueError:       # init() was given no exp_conf (local mode)
+        return {}
+
+
+def _loader_setting(loader: Any, name: str) -> Any:
+    """The loader's `name` (batch_size, drop_last) when set, else its batch sampler's, through Determined's sampler
+    wrappers (which keep the wrapped one as `batch_sampler`); None when none sets it."""
+    value, sampler = getattr(loader, name, None), getattr(loader, "batch_sampler", None)
+    while not value and sampler is not None:
+        value = getattr(sampler, name, None)
+        sampler = getattr(sampler, "batch_sampler", None)
+    return value or None
 
 
 def _batch_size(loader: Any) -> int:
-    """The loader's batch size: its batch_size, else its batch sampler's (through Determined's sampler wrappers,
-    which keep the wrapped one as `batch_sampler`)."""
-    size, sampler = getattr(loader, "batch_size", None), getattr(loader, "batch_sampler", None)
-    while not size and sampler is not None:
-        size = getattr(sampler, "batch_size", None)
-        sampler = getattr(sampler, "batch_sampler", None)
+    """The loader's batch size: its batch_size, else its batch sampler's."""
+    size = _loader_setting(loader, "batch_size")
     if not size:
         raise TrialUsageError("a data loader of the trial has no batch size playground can read: give the "
                               "DataLoader batch_size=, or a batch_sampler that has a batch_size (a "
@@ -313,6 +348,6 @@ def _prepare(layers: list[tuple[str, dict]], run_dir: str) -> Any:
     from playground.options.loader import resolve_opts
     resolved = resolve_opts(layers)
     os.makedirs(run_dir, exist_ok=True)
-    return PreparedRun(resolved=resolved, run_dir=run_dir, opts_file=os.path.join(run_dir, "opts.json"),
+    return PreparedRun(resolved=resolved, run_dir=run_dir, opts_file=RunFolder(run_dir).opts,
                        plan=make_plan(resolved, run_dir))
 

@@ -33,9 +33,11 @@ from playground.determined.trials.trial_metrics import TrialMetrics, plain_state
 class DeterminedHook(Hook):
     name = "determined"
 
-    def __init__(self, trainer: Any) -> None:
+    def __init__(self, trainer: Any, session: Any) -> None:
+        """`session`: the trial, its context, lengths and periods (fit.TrialSession); the job (fit.DeterminedFit)
+        gives the trainer this hook before the loop starts."""
         super().__init__(trainer)
-        session = trainer.det
+        self.session = session
         context = session.context
         self.callbacks = trial_callbacks(session.trial)
         self.metrics = TrialMetrics(trainer, session.trial, context.reducers,
@@ -53,21 +55,21 @@ class DeterminedHook(Hook):
     def after_iter(self, epoch: int, epoch_iter: int) -> None:
         trainer = self.trainer
         epoch_ended = epoch_iter + 1 == trainer.epoch_iterations
-        ends = reached(trainer.det, trainer.global_iter, epoch + 1 if epoch_ended else None)
+        ends = reached(self.session, trainer.global_iter, epoch + 1 if epoch_ended else None)
         if ends.ends_window():
             self._end_window(epoch, epoch_iter + 1, ends)
 
     def _end_window(self, epoch: int, iters_done: int, ends: Reached) -> None:
-        trainer, det = self.trainer, self.trainer.det
-        stop = det.context.get_stop_requested()
+        trainer, session = self.trainer, self.session
+        stop = session.context.get_stop_requested()
         validate = (ends.validate and not (stop and ends.train_end)) or (ends.train_end and not stop)
         self._report_training(epoch, iters_done)
         record = trainer.hooks.get("record_points").record(epoch, iters_done, "epoch" if validate else "interval")
-        reset_all(det.context.reducers)              # the next window starts
+        reset_all(session.context.reducers)          # the next window starts
         best = validate and self._is_best(record)
-        policy = det.checkpoint_policy
+        policy = session.checkpoint_policy
         if ends.checkpoint or ends.train_end or stop or (validate and (policy == "all" or (policy == "best" and best))):
-            self._checkpoint(epoch, iters_done, best and det.keep_best, record)
+            self._checkpoint(epoch, iters_done, best and session.keep_best, record)
         if ends.train_end or stop:
             trainer.should_stop = True
 
@@ -82,7 +84,7 @@ class DeterminedHook(Hook):
     def before_test(self, kind: str) -> None:
         if kind != "epoch":      # a training report: no validation
             return
-        reset_all(self.trainer.det.context.reducers)
+        reset_all(self.session.context.reducers)
         self.eval_batches = 0
         self._call("on_validation_start")
         self._call("on_validation_epoch_start")
@@ -99,21 +101,21 @@ class DeterminedHook(Hook):
     def _is_best(self, record: dict) -> bool:
         """Whether the record's searcher metric beats every earlier validation of this trial (Determined compares
         with its experiment's best; a playground trial sees its own records)."""
-        det = self.trainer.det
-        value = record.get(det.searcher_metric) if det.searcher_metric else None
+        metric = self.session.searcher_metric
+        value = record.get(metric) if metric else None
         if value is None or value != value:
             return False
-        earlier = [r.get(det.searcher_metric) for r in self.trainer.book.records[:-1] if r.get("kind") == "epoch"]
+        earlier = [r.get(metric) for r in self.trainer.book.records[:-1] if r.get("kind") == "epoch"]
         earlier = [v for v in earlier if v is not None and v == v]
         if not earlier:
             return True
-        return value < min(earlier) if det.smaller_is_better else value > max(earlier)
+        return value < min(earlier) if self.session.smaller_is_better else value > max(earlier)
 
     def _checkpoint(self, epoch: int, iters_done: int, best: bool, record: dict) -> None:
         trainer = self.trainer
         checkpointer = trainer.checkpointer
         path = os.path.join(checkpointer.folder, batch_checkpoint_name(trainer.global_iter))
-        value = record.get(trainer.det.searcher_metric) if best else None
+        value = record.get(self.session.searcher_metric) if best else None
         saved = checkpointer.save_now(epoch, iters_done, trainer.state_capture(), path, best=best, best_value=value)
         trainer.model_path = saved or trainer.model_path
         if overrides(self.callbacks, "on_checkpoint_write_end", "on_checkpoint_upload_end", "on_checkpoint_end"):
@@ -131,8 +133,8 @@ class DeterminedHook(Hook):
     # ------------------------------------------------------------------ the run's start and end, ranks
     def before_train(self) -> None:
         trainer = self.trainer
-        context = trainer.det.context
-        context._initial_batch = trainer.global_iter
+        context = self.session.context
+        context.record_initial_batch(trainer.global_iter)
         self._call("on_trial_startup", trainer.global_iter, None)
         if trainer.global_iter == 0 and not trainer.book.records:
             reset_all(context.reducers)
@@ -142,7 +144,7 @@ class DeterminedHook(Hook):
             for net in context.models:
                 for tensor in [*net.parameters(), *net.buffers()]:
                     dist.broadcast(tensor.data, 0)
-        if trainer.det.initial_validation and trainer.global_iter == 0 and not trainer.book.records:
+        if self.session.initial_validation and trainer.global_iter == 0 and not trainer.book.records:
             trainer.hooks.get("record_points").record(trainer.epoch, 0, "epoch")   # perform_initial_validation
             reset_all(context.reducers)
 
@@ -159,7 +161,7 @@ class DeterminedHook(Hook):
 
     def epoch_ended(self, epoch: int) -> None:
         """After the epoch's last batch, before its boundaries (Determined's _step_batch)."""
-        for scheduler in self.trainer.det.context.lr_schedulers:
+        for scheduler in self.session.context.lr_schedulers:
             scheduler.after_epoch(epoch + 1)
         self._call("on_training_epoch_end", epoch)
 
@@ -169,31 +171,29 @@ class DeterminedHook(Hook):
     # ------------------------------------------------------------------ state
     def state_dict(self) -> dict:
         reducers = {}
-        for index, wrapped in enumerate(self.trainer.det.context.reducers):
+        for index, wrapped in enumerate(self.session.context.reducers):
             state = plain_state(wrapped.reducer)
             if state is None and wrapped.name not in self._unsaved_reducers:
                 self._unsaved_reducers.add(wrapped.name)
                 self.trainer.log.info("the reducer %s holds more than plain data: a checkpoint inside a training "
                                       "window does not keep its values so far", wrapped.name)
             reducers[str(index)] = state
-        scaler = self.trainer.det.context._scaler
         return {**self.metrics.state_dict(),
-                "scaler": scaler.state_dict() if scaler is not None else None,
-                "lr_schedulers": [s.state_dict() for s in self.trainer.det.context.lr_schedulers],
+                "scaler": self.session.context.scaler_state_dict(),
+                "lr_schedulers": [s.state_dict() for s in self.session.context.lr_schedulers],
                 "callbacks": {name: callback.state_dict() for name, callback in self.callbacks.items()},
                 "reducers": reducers}
 
     def load_state_dict(self, state: dict) -> None:
         self.metrics.load_state_dict(state)
-        context = self.trainer.det.context
+        context = self.session.context
         saved = state.get("lr_schedulers", [])
         if len(saved) != len(context.lr_schedulers):
             raise ValueError(f"the checkpoint holds {len(saved)} LR scheduler(s), the trial wraps "
                              f"{len(context.lr_schedulers)}: it is not this trial's checkpoint")
         for scheduler, scheduler_state in zip(context.lr_schedulers, saved):
             scheduler.load_state_dict(scheduler_state)
-        if state.get("scaler") is not None and context._scaler is not None:
-            context._scaler.load_state_dict(state["scaler"])
+        context.load_scaler_state_dict(state.get("scaler"))
         for name, callback_state in state.get("callbacks", {}).items():
             if name in self.callbacks:
                 self.callbacks[name].load_state_dict(callback_state)

@@ -8,13 +8,18 @@ without it (a bare `python train.py`) init's own `hparams` / `exp_conf` are used
 from __future__ import annotations
 
 import contextlib
+import logging
 import sys
 from typing import Any, Iterator
 
-from playground.determined.cluster_file import read_cluster_file
+from playground.determined.cluster_file import read_cluster_file, trial_seed
 from playground.processes.exit_codes import EXIT_USAGE, UserError
 from playground.determined.trials.trial import Batch, TrainUnit
-from playground.determined.trials.context import DistributedContext, PyTorchTrialContext
+from playground.determined.distributed_context import DistributedContext
+from playground.determined.trials.context import PyTorchTrialContext
+from playground.determined.trials.experimental import not_provided
+
+log = logging.getLogger("playground")
 
 
 @contextlib.contextmanager
@@ -29,7 +34,7 @@ def init(*, hparams: dict | None = None, exp_conf: dict | None = None,
         trial_id, experiment_id = cluster.get("trial_id") or 1, cluster.get("experiment_id") or 1
     else:
         trial_id = experiment_id = 1
-    seed = int(((exp_conf or {}).get("reproducibility") or {}).get("experiment_seed") or 0) + trial_id - 1
+    seed = trial_seed(exp_conf, trial_id)     # ClusterInfo.trial.trial_seed's, as Determined's harness passes it
     context = PyTorchTrialContext(hparams, exp_conf, distributed, trial_id=trial_id, experiment_id=experiment_id,
                                   run_dir=cluster.get("run_dir") if cluster else None, seed=seed)
     context.set_enable_tensorboard_logging(enable_tensorboard_logging)
@@ -40,8 +45,7 @@ def init(*, hparams: dict | None = None, exp_conf: dict | None = None,
         print(f"playground: error: {err}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
     finally:
-        if context._writer is not None:
-            context._writer.close()
+        context.close_tensorboard_writer()
 
 
 class Trainer:
@@ -64,3 +68,15 @@ class Trainer:
                   checkpoint_period=checkpoint_period, test_mode=test_mode,
                   step_zero_validation=step_zero_validation, reporting_period=reporting_period,
                   checkpoint_policy=checkpoint_policy)
+
+    def configure_profiler(self, sync_timings: bool = True, enabled: bool = False, begin_on_batch: int = 0,
+                           end_after_batch: int | None = None) -> None:
+        """Deprecated in Determined 0.38, where it only logs that fit(profiling_enabled=True) replaced it; here
+        too (no profiler service either way)."""
+        log.warning("trainer.configure_profiler() does nothing: Determined replaced it with fit(..., "
+                    "profiling_enabled=True), which playground accepts without effect (no profiler service)")
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise not_provided("Trainer", name)

@@ -127,6 +127,19 @@ class TrialMetrics:
             out[key] = book.metrics[name]["calculator"].value = float(value)
         return out
 
+    def share_names(self, is_train: bool, values: dict | None) -> None:
+        """After rank 0 alone added `values` (evaluate_full_dataset), the other ranks add meters of the same
+        names, in rank 0's order, so every rank reduces the same meters; theirs add nothing, the record is rank
+        0's. Called on every rank alike."""
+        if self.trainer.world_size < 2:
+            return
+        import torch.distributed as dist
+        names = [[key for key, value in values.items() if is_scalar(value)] if values is not None else None]
+        dist.broadcast_object_list(names, src=0)
+        for key in names[0]:
+            if recorded_name(key, is_train) not in self.trainer.book.metrics:
+                self.add_meter(key, is_train)
+
     def _allgather(self, mine: Any) -> list:
         if self.trainer.world_size < 2:
             return [mine]

@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, NoReturn
 
+from playground.outputs.run_folder import RunFolder
 from playground.processes import supervisor
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED, EXIT_USAGE
 from playground.restarts.fence import ATTEMPT_ENV, Fence, create_claim
@@ -42,7 +43,7 @@ from playground.sweeps.search.retrying import StorageUnavailable
 
 POLL_SECONDS = 0.2
 STAY_SECONDS = 1.0    # between looks while only other agents' trials run (their leases are measured in grace)
-LOG_NAME = "sweep-trial.log"
+LOG_NAME = RunFolder.TERMINAL_LOG
 LEFT = ("interrupted", "paused", "resume", "retry")   # stopped without ending: stays RUNNING in the study
 
 
@@ -219,7 +220,7 @@ class Agent:
             if problem:
                 return Outcome("fail", None, None, problem, 0.0)
         command = trial_command(self.spec, ticket.sets, run_dir, self.coordinator.rungs_of(ticket))
-        log_path = os.path.join(run_dir, LOG_NAME)
+        log_path = RunFolder(run_dir).terminal_log
         log_start = os.path.getsize(log_path) if os.path.isfile(log_path) else 0
         started = time.time()
         env = {**slot_env(slot, self.workers), ATTEMPT_ENV: str(fence.attempt)}
@@ -329,7 +330,7 @@ class Agent:
         return Outcome("fail", None, code, decision.reason + f"; see {LOG_NAME}", seconds)
 
     def objective_values(self, run_dir: str) -> list[float] | None:
-        records = epoch_records(os.path.join(run_dir, "metrics.jsonl"))
+        records = epoch_records(RunFolder(run_dir).metrics)
         values = [objective_value(records, o.metric, o.mode, self.spec.reduce) for o in self.spec.objectives]
         return None if any(v is None for v in values) else values
 
@@ -366,7 +367,7 @@ def _wait(process: subprocess.Popen, seconds: float) -> None:
 def _wrote_results(run_dir: str, since: float) -> bool:
     """Whether the run wrote results.json (its last file) since `since`: it ran to its end."""
     try:
-        return os.stat(os.path.join(run_dir, "results.json")).st_mtime >= since - 1.0
+        return os.stat(RunFolder(run_dir).results).st_mtime >= since - 1.0
     except OSError:
         return False
 

@@ -29,7 +29,7 @@ from playground.sweeps.search._optuna_private import storage_of, storage_trial_i
 from playground.sweeps.search.asha import AdaptiveAsha, make_brackets
 from playground.sweeps.search.distinct import sampler as distinct_sampler
 from playground.sweeps.search.study import (BudgetTally, distributions, live_trial, make_sampler, sampled_budget,
-                                           trial_id_of, trial_sets)
+                                           trial_id_of, trial_sets, with_replacement)
 
 WAIT = "wait"   # nothing to claim now, but a place may free up (ASHA brackets) or a lease may expire
 
@@ -58,9 +58,11 @@ class Coordinator:
         self.owned: dict[int, str] = {}   # optuna trial id -> trial id, for trials this process runs
         self.elsewhere: list[str] = []    # RUNNING trials of other agents, whose leases hold (at the last claim)
         self.dists = distributions(spec.space, grid=spec.searcher_name == "grid")
-        # no point twice, whatever other agents and earlier runs asked (search/distinct.py)
+        # no point twice, whatever other agents and earlier runs asked (search/distinct.py); a Determined
+        # experiment's search draws with replacement, as Determined does
+        self.distinct = not with_replacement(spec)
         study.sampler = distinct_sampler(study, lambda seed: make_sampler({**spec.searcher, "seed": seed}),
-                                         spec.searcher.get("seed", 0), self.dists, self.me.name)
+                                         spec.searcher.get("seed", 0), self.dists, self.me.name, self.distinct)
         self.asha = self._load_asha() if spec.searcher_name == "adaptive_asha" else None
         self._spec_stamp = file_stamp(folder.spec_file)
         self.tally = BudgetTally()        # the budget's trials, counted as the study grows
@@ -77,7 +79,7 @@ class Coordinator:
             try:
                 # validated before it was written (`sweep run` checks the spec, then record_budget stores it)
                 self.total = sampled_budget(self.folder.read_spec().get("spec", {}).get("searcher", {}),
-                                            self.spec.space)
+                                            self.spec.space, self.distinct)
             except SweepError:       # unreadable this instant: the next claim reads it again
                 self._spec_stamp = None
         return self.total

@@ -11,15 +11,15 @@ from __future__ import annotations
 import os
 import time
 
+from playground.outputs.run_folder import RunFolder
 from playground.sweeps.inputs.trial_timeouts import TrialTimeouts, in_words
 
-WATCHED = ("metrics.jsonl", "train.log")
 LOOK_SECONDS = 1.0
 
 
 def output_paths(run_dir: str, log_path: str) -> list[str]:
     """The files whose growth is a trial's progress."""
-    return [os.path.join(run_dir, name) for name in WATCHED] + [log_path]
+    return [RunFolder(run_dir).metrics, RunFolder(run_dir).log, log_path]
 
 
 def last_output(paths: list[str]) -> float | None:

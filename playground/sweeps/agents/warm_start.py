@@ -30,13 +30,14 @@ import zipfile
 from typing import Any
 
 from playground.outputs.atomic_files import write_json
+from playground.outputs.run_folder import RunFolder
 from playground.processes import supervisor
 from playground.processes.exit_codes import EXIT_DONE
 from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.search._optuna_private import distribution_contains
 
-WARM_START_FILE = "warm_start.json"
+WARM_START_FILE = RunFolder.WARM_START
 POINTER = "last"
 LOAD_SECONDS = 600    # loading a checkpoint to check it: a big one takes a while, a hung filesystem ends here
 
@@ -83,7 +84,7 @@ def continue_trial(sweep_dir: str, source_id: str, set_items: list[str], storage
                   if t.user_attrs.get("warm_start", {}).get("token") == token)
     trial_id = f"t{number:04d}"
     os.makedirs(folder.trial_dir(trial_id), exist_ok=True)
-    write_json(os.path.join(folder.trial_dir(trial_id), WARM_START_FILE),
+    write_json(folder.run_folder(trial_id).warm_start,
                {"number": number, "sets": sets, "params": params, "user_attrs": user_attrs}, durable=False)
     try:  # link now, so the source's keep limit cannot take the file first; an agent that started it already did
         link_checkpoint(folder.trial_dir(trial_id), user_attrs["warm_start"])
@@ -110,13 +111,13 @@ def checkpoint_folder(run_dir: str) -> str:
     relative folder is the trial's own (inputs/checkpoint_folder.py: trials get it as an absolute path in their run
     folder, so opts.json holds that; a relative one an older trial recorded is read against its run folder)."""
     try:
-        with open(os.path.join(run_dir, "opts.json"), encoding="utf-8") as handle:
+        with open(RunFolder(run_dir).opts, encoding="utf-8") as handle:
             opts = json.load(handle).get("opts", {})
     except (OSError, ValueError):
         opts = {}
     output = opts.get("output") if isinstance(opts, dict) else None
     given = output.get("checkpoint_folder") if isinstance(output, dict) else None
-    return os.path.abspath(os.path.join(run_dir, given)) if given else os.path.join(run_dir, "checkpoints")
+    return os.path.abspath(os.path.join(run_dir, given)) if given else RunFolder(run_dir).checkpoints
 
 
 def latest_checkpoint(run_dir: str) -> str | None:
@@ -160,7 +161,7 @@ def link_checkpoint(run_dir: str, warm_start: dict[str, Any]) -> str | None:
         os.unlink(pointer)
     os.symlink(os.path.relpath(target, folder), pointer)
     os.replace(pointer, os.path.join(folder, POINTER))
-    write_json(os.path.join(run_dir, WARM_START_FILE),
+    write_json(RunFolder(run_dir).warm_start,
                {**(read_warm_start(run_dir) or {}), "continued_from": {
                    "trial": warm_start["trial"], "checkpoint": source, "linked_as": target,
                    "set": warm_start.get("set", {}), "time": time.time()}}, durable=False)
@@ -244,7 +245,7 @@ def _link_or_copy(source: str, target: str) -> None:
 
 def read_warm_start(run_dir: str) -> dict | None:
     try:
-        with open(os.path.join(run_dir, WARM_START_FILE), encoding="utf-8") as handle:
+        with open(RunFolder(run_dir).warm_start, encoding="utf-8") as handle:
             return json.load(handle)
     except (OSError, ValueError):
         return None

@@ -8,16 +8,15 @@ iteration x batch_per_device x devices x shards from the trial's opts.json (mono
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
+from playground.outputs.run_folder import RunFolder
 from playground.sweeps.inputs.trial_length import global_batch_of
 
 
 class MetricsTail:
     def __init__(self, run_dir: str) -> None:
-        self.path = os.path.join(run_dir, "metrics.jsonl")
-        self.opts_path = os.path.join(run_dir, "opts.json")
+        self.path, self.opts_path = RunFolder(run_dir).metrics, RunFolder(run_dir).opts
         self.seen: set[int] = set()
         self._global_batch: int | None = None
 

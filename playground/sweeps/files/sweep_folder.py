@@ -11,7 +11,8 @@ import time
 from typing import Any
 
 from playground.outputs.atomic_files import write_json
-from playground.restarts.attempts import FILE as ATTEMPTS, append_attempt, read_attempts, restarts_used
+from playground.outputs.run_folder import RunFolder
+from playground.restarts.attempts import append_attempt, read_attempts, restarts_used
 from playground.sweeps.errors import SweepError
 from playground.sweeps.inputs.spec import identity_part
 
@@ -43,6 +44,10 @@ class SweepFolder:
 
     def trial_dir(self, trial_id: str) -> str:
         return os.path.join(self.root, "trials", trial_id)
+
+    def run_folder(self, trial_id: str) -> RunFolder:
+        """The files of trial `trial_id`'s run folder."""
+        return RunFolder(self.trial_dir(trial_id))
 
     def trial_ids(self) -> list[str]:
         folder = os.path.join(self.root, "trials")
@@ -102,13 +107,12 @@ class SweepFolder:
             write_json(self.spec_file, data)
 
     def write_trial(self, trial_id: str, record: dict[str, Any]) -> None:
-        folder = self.trial_dir(trial_id)
-        os.makedirs(folder, exist_ok=True)
-        write_json(os.path.join(folder, "trial.json"), record)
+        os.makedirs(self.trial_dir(trial_id), exist_ok=True)
+        write_json(self.run_folder(trial_id).trial, record)
 
     def read_trial(self, trial_id: str) -> dict:
         try:
-            with open(os.path.join(self.trial_dir(trial_id), "trial.json"), encoding="utf-8") as handle:
+            with open(self.run_folder(trial_id).trial, encoding="utf-8") as handle:
                 return json.load(handle)
         except (OSError, json.JSONDecodeError):
             return {}
@@ -126,7 +130,7 @@ class SweepFolder:
         total = 0
         for trial_id in self.trial_ids():
             run_dir = self.trial_dir(trial_id)
-            stamp = file_stamp(os.path.join(run_dir, ATTEMPTS))
+            stamp = file_stamp(RunFolder(run_dir).attempts)
             known = self._restarts.get(trial_id)
             if known is None or known[0] != stamp:
                 known = self._restarts[trial_id] = (stamp, restarts_used([run_dir]))

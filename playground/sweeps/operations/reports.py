@@ -6,6 +6,7 @@ import os
 import sys
 from collections import Counter
 
+from playground.outputs.run_folder import RunFolder
 from playground.processes.exit_codes import EXIT_DONE
 from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder
@@ -85,11 +86,10 @@ def _state_shown(folder: SweepFolder, state: str, trial_id: str) -> str:
 def _last_output(folder: SweepFolder, trial_id: str) -> str:
     """`  last output 12 min ago` for a running trial (its metrics, train.log or terminal output), else ''."""
     import time
-    from playground.sweeps.agents.agent import LOG_NAME
     from playground.sweeps.agents.progress_watch import last_output, output_paths
     from playground.sweeps.inputs.trial_timeouts import in_words
     run_dir = folder.trial_dir(trial_id)
-    written = last_output(output_paths(run_dir, os.path.join(run_dir, LOG_NAME)))
+    written = last_output(output_paths(run_dir, RunFolder(run_dir).terminal_log))
     return "" if written is None else f"  last output {in_words(max(0.0, time.time() - written))} ago"
 
 

@@ -17,6 +17,7 @@ from dataclasses import replace
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED
 from playground.sweeps.agents.runner import run_sweep
 from playground.sweeps.files.metrics_tail import epoch_records
+from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.inputs.prepare import prepare_sweep
 from playground.sweeps.inputs.space import Param
 from playground.sweeps.inputs.spec import SweepSpec
@@ -44,12 +45,13 @@ def self_test(spec: SweepSpec) -> int:
     with tempfile.TemporaryDirectory(prefix="sweep-test-") as folder:
         # a failed trial is this check's to report, with its output, not the temporary sweep's last line
         code = run_sweep(prepared, folder, workers=1, quiet=True, allow_failed=True)
-        trials = sorted(os.listdir(os.path.join(folder, "trials")))
-        records = epoch_records(os.path.join(folder, "trials", trials[0], "metrics.jsonl")) if trials else []
+        sweep = SweepFolder(folder)
+        trials = sweep.trial_ids()
+        records = epoch_records(sweep.run_folder(trials[0]).metrics) if trials else []
         problems = []
         state = _trial_state(folder, trials[0]) if trials else None
         if code != 0 or state != "complete":
-            log = os.path.join(folder, "trials", trials[0], "sweep-trial.log") if trials else ""
+            log = sweep.run_folder(trials[0]).terminal_log if trials else ""
             tail = open(log, encoding="utf-8", errors="replace").read()[-2000:] if os.path.isfile(log) else ""
             problems.append(f"the trial did not complete ({state or 'not started'}, sweep exit {code}); its output "
                             f"ends with:\n{tail}")
@@ -88,7 +90,7 @@ def _largest_global_batch(base_opts: dict, space: list[Param]) -> int:
 
 def _trial_state(folder: str, trial_id: str) -> str | None:
     try:
-        with open(os.path.join(folder, "trials", trial_id, "trial.json"), encoding="utf-8") as handle:
+        with open(SweepFolder(folder).run_folder(trial_id).trial, encoding="utf-8") as handle:
             return json.load(handle).get("state")
     except (OSError, ValueError):
         return None

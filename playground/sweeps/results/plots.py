@@ -146,7 +146,7 @@ def _curves(axes, rows, study, folder, spec) -> str:
     if not best:
         return "no finished trial yet"
     for r in best:
-        records = [x for x in epoch_records(os.path.join(folder.trial_dir(r.id), "metrics.jsonl"))
+        records = [x for x in epoch_records(folder.run_folder(r.id).metrics)
                    if x.get(metric) is not None]
         axes.plot([x["epochs"] for x in records], [x[metric] for x in records], marker="o", label=r.id)
     axes.set(xlabel="epochs", ylabel=metric, title=f"learning curves of the {len(best)} best trials")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from playground.outputs.atomic_files import atomic_open, write_json
+from playground.outputs.run_folder import RunFolder
 from playground.sweeps.files.metrics_tail import epoch_records, objective_value
 from playground.sweeps.files.sweep_folder import SweepFolder, file_stamp
 from playground.sweeps.inputs.spec import Objective
@@ -110,7 +111,7 @@ def _row(trial: Any, folder: SweepFolder | None, objective: Objective | None,
     trial_id = trial_id_of(trial)
     records = (known or {}).pop(trial_id, None)
     if records is None:
-        records = [] if folder is None else epoch_records(os.path.join(folder.trial_dir(trial_id), "metrics.jsonl"))
+        records = [] if folder is None else epoch_records(folder.run_folder(trial_id).metrics)
     attempts = [] if folder is None else [a for a in folder.read_attempts(trial_id) if "end" in a]
     state = "imported" if trial.user_attrs.get("imported") else trial.state.name.lower()
     return TrialRow(
@@ -187,7 +188,7 @@ def write_summary(study: Any, folder: SweepFolder, objectives: list[Objective],
         return rows
     best = next((r for r in rows if r.state == "complete" and r.value is not None), None)
     if best is not None:
-        opts_path = os.path.join(folder.trial_dir(best.id), "opts.json")
+        opts_path = folder.run_folder(best.id).opts
         path = os.path.join(folder.root, "best.json")
         key = (best.id, file_stamp(opts_path))
         if key[1] is not None and not _unchanged(cache, path, key):
@@ -223,7 +224,7 @@ def _write_front(folder: SweepFolder, front: list[TrialRow], objectives: list[Ob
     write_json(os.path.join(folder.root, "best.json"), {
         "objectives": [{"metric": o.metric, "mode": o.mode} for o in objectives],
         "pareto_front": [{"id": r.id, "number": r.number, "values": dict(zip((o.metric for o in objectives), r.values)),
-                          "params": r.params, "opts_file": os.path.join("trials", r.id, "opts.json")}
+                          "params": r.params, "opts_file": RunFolder(os.path.join("trials", r.id)).opts}
                          for r in front]}, durable=False)
 
 

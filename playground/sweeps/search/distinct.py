@@ -8,6 +8,10 @@ empty study keeps the spec's seed, so one agent run from start to end proposes e
 sampler would. And every proposal is checked against every trial's point in the study: a repeat is sampled
 again by the searcher (RESAMPLES times), then drawn at random among the points not yet tried.
 
+With `distinct=False` (a Determined experiment's random or adaptive ASHA search: study.with_replacement) only the
+first guard holds: each trial's point is the searcher's draw, a point of a finite space possibly twice, as
+Determined's searchers sample every trial's hyperparameters independently.
+
 Asks hold control/ask.lock (agents/coordinator.py), so the check and the storing of the point are one step
 across processes. Enqueued trials (grid points, upf lines, `sweep continue`) keep their fixed point. Optuna is
 imported only when a sampler is built (sampler() below); the point bookkeeping is plain Python.
@@ -97,9 +101,11 @@ def _draw(dist: Any, rng: random.Random) -> Any:
     return min(max(value, dist.low), dist.high)    # exp(log(x)) may land a rounding error outside
 
 
-def sampler(study: Any, make: Callable[[int], Any], seed: int, dists: dict[str, Any], agent: str) -> Any:
+def sampler(study: Any, make: Callable[[int], Any], seed: int, dists: dict[str, Any], agent: str,
+            distinct: bool = True) -> Any:
     """The sampler to set as `study.sampler`: `make(seed)` builds the searcher's own (the study's current one is
-    used until a reseed); `dists` are what every ask samples, `agent` this agent's name."""
+    used until a reseed); `dists` are what every ask samples, `agent` this agent's name; `distinct`: no point
+    twice (False: draws with replacement, never a replayed sequence)."""
     from optuna.samplers import BaseSampler
     from optuna.trial import TrialState
 
@@ -120,6 +126,8 @@ def sampler(study: Any, make: Callable[[int], Any], seed: int, dists: dict[str, 
             trials = study.get_trials(deepcopy=False)
             if self.fresh:
                 self._reseed(trials, trial)
+            if not distinct:
+                return self._propose(study_, trial)
             taken = self.points.taken(trials)
             for _ in range(RESAMPLES):
                 point = self._propose(study_, trial)
@@ -175,7 +183,7 @@ def sampler(study: Any, make: Callable[[int], Any], seed: int, dists: dict[str, 
         def exhausted(self, trials: list) -> bool:
             """Every point of a finite space is held by a trial: nothing new can be asked."""
             size = self.points.size()
-            return size is not None and len(self.points.taken(trials)) >= size
+            return distinct and size is not None and len(self.points.taken(trials)) >= size
 
     return DistinctSampler()
 

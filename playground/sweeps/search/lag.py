@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from playground.outputs.run_folder import RunFolder
 from playground.sweeps.errors import SweepError
 from playground.sweeps.files.sweep_folder import SweepFolder
 from playground.sweeps.search.journal_file import repair_command, torn_tail
@@ -33,7 +34,8 @@ def holds_a_trial(folder: SweepFolder, trial_id: str) -> bool:
     empty folder, a mount point made ready for a trial, is none yet)."""
     try:
         with os.scandir(folder.trial_dir(trial_id)) as entries:
-            return any(e.name.startswith("claim-") or e.name in ("trial.json", "warm_start.json") for e in entries)
+            return any(e.name.startswith("claim-") or e.name in (RunFolder.TRIAL, RunFolder.WARM_START)
+                       for e in entries)
     except OSError:
         return False
 

@@ -242,20 +242,28 @@ def budget(spec: SweepSpec, upf_lines: list) -> int:
         return len(upf_lines)
     if spec.searcher_name == "grid":
         return len(grid_points(spec.space))
-    return sampled_budget(spec.searcher, spec.space)
+    return sampled_budget(spec.searcher, spec.space, distinct=not with_replacement(spec))
 
 
-def sampled_budget(searcher: dict, space: list[Param]) -> int:
-    """The budget of a searcher that samples (not grid, not upf): its max_trials, or the number of points of a
-    space that has fewer (each point runs once)."""
+def sampled_budget(searcher: dict, space: list[Param], distinct: bool = True) -> int:
+    """The budget of a searcher that samples (not grid, not upf): its max_trials, or, when points are `distinct`,
+    the number of points of a space that has fewer (each point runs once)."""
     total, size = int(searcher.get("max_trials") or 1), space_size(space)
-    return total if size is None else min(total, size)
+    return total if size is None or not distinct else min(total, size)
+
+
+def with_replacement(spec: SweepSpec) -> bool:
+    """Whether the sweep's trials draw their points with replacement: a Determined experiment's random or
+    adaptive ASHA search, as Determined samples every trial's hyperparameters independently (sampleAll, in
+    master/pkg/searcher/hyperparameters.go), so max_trials trials run however few points the space has. Every
+    other sampling sweep runs distinct points (search/distinct.py)."""
+    return bool(spec.experiment) and spec.searcher_name in ("random", "adaptive_asha")
 
 
 def space_note(spec: SweepSpec) -> str | None:
     """The line said before a sampling sweep starts when its space has fewer points than max_trials."""
     size, total = space_size(spec.space), int(spec.searcher.get("max_trials") or 1)
-    if spec.searcher_name in ("grid", "upf") or size is None or size >= total:
+    if spec.searcher_name in ("grid", "upf") or size is None or size >= total or with_replacement(spec):
         return None
     return (f"note: the space has {size} distinct points, fewer than max_trials {total}: the sweep runs {size} "
             f"trials, each point once")

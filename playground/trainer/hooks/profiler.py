@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from playground.outputs.run_folder import RunFolder
 from playground.trainer.hook import Hook
 
 
@@ -21,7 +22,7 @@ class Profiler(Hook):
         super().__init__(trainer)
         out = trainer.opts["output"]
         self.start_iter, self.num_iters = out["profile_start_iter"], out["profile_num_iters"]
-        self.folder = os.path.join(trainer.run_dir, "profile")
+        self.folder = RunFolder(trainer.run_dir).profile
         self._profile: Any = None
 
     def before_iter(self, epoch: int, epoch_iter: int) -> None:

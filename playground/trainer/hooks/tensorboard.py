@@ -10,9 +10,9 @@ interval point's). Train metrics and the loop's values keep their plain names.
 from __future__ import annotations
 
 import logging
-import os
 from typing import Any
 
+from playground.outputs.run_folder import RunFolder
 from playground.trainer.hook import Hook
 
 _NOT_SCALARS = ("index", "kind", "epoch", "epoch_iter", "iteration", "samples")
@@ -49,7 +49,7 @@ class TensorBoard(Hook):
                 "output.tensorboard is true but the tensorboard package is not installed; pip install tensorboard "
                 "to get event files")
             return
-        self.writer = SummaryWriter(os.path.join(self.trainer.run_dir, "tensorboard"))
+        self.writer = SummaryWriter(RunFolder(self.trainer.run_dir).tensorboard)
 
     def after_record(self, record: dict) -> None:
         if self.writer is None:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 
+from playground.outputs.run_folder import RunFolder
+
 MAX_DEPTH = 4
-RUN_FILES = ("opts.json", "metrics.jsonl")
+RUN_FILES = RunFolder.MARKS
 SWEEP_FILE = "sweep.json"
 
 

@@ -13,24 +13,26 @@ from datetime import datetime
 from typing import Any
 
 from playground.options.metric_modes import mode_of
+from playground.outputs.run_folder import RunFolder
 from playground.processes.exit_codes import EXIT_DONE, EXIT_FAILED, EXIT_STOPPED, EXIT_USAGE
 from playground.ui.files.checkpoint_list import CheckpointList
 from playground.ui.files.followed_file import FollowedLog, FollowedRecords, JsonFile, file_stamp
 
-LOGS = ("train.log", "sweep-trial.log")   # the run's own log; a sweep trial's terminal output where it has none
+LOGS = (RunFolder.LOG, RunFolder.TERMINAL_LOG)   # the run's own log; a sweep trial's terminal output where it has none
 ACTIVE_SECONDS = 60.0                     # written this recently without a process seen here: running elsewhere
 STATE_OF_EXIT = {EXIT_DONE: "finished", EXIT_STOPPED: "stopped", EXIT_USAGE: "unusable opts", EXIT_FAILED: "failed"}
 
 
 class RunWatch:
     def __init__(self, path: str) -> None:
-        self.path = path
-        self.opts = JsonFile(os.path.join(path, "opts.json"))
-        self.results = JsonFile(os.path.join(path, "results.json"))
-        self.trial = JsonFile(os.path.join(path, "trial.json"))
-        self.records = FollowedRecords(os.path.join(path, "metrics.jsonl"))
-        self.attempts = FollowedRecords(os.path.join(path, "attempts.jsonl"))
-        self.logs = {name: FollowedLog(os.path.join(path, name)) for name in LOGS}
+        self.path, self.folder = path, RunFolder(path)
+        self.opts = JsonFile(self.folder.opts)
+        self.results = JsonFile(self.folder.results)
+        self.trial = JsonFile(self.folder.trial)
+        self.records = FollowedRecords(self.folder.metrics)
+        self.attempts = FollowedRecords(self.folder.attempts)
+        self.logs = {RunFolder.LOG: FollowedLog(self.folder.log),
+                     RunFolder.TERMINAL_LOG: FollowedLog(self.folder.terminal_log)}
         self.checkpoints = CheckpointList()
         self.version = 0          # counts changes of what is not followed line by line (opts, results, checkpoints)
         self._started: float | None = None
@@ -55,7 +57,7 @@ class RunWatch:
     def checkpoint_folder(self) -> str:
         given = (self.opts_section.get("output") or {}).get("checkpoint_folder")
         return os.path.abspath(os.path.join(self.path, given)) if isinstance(given, str) and given else \
-            os.path.join(self.path, "checkpoints")
+            self.folder.checkpoints
 
     def state(self, pid: int | None) -> tuple[str, int | None]:
         """(state in words, exit code or None). A live process here says running; then the sweep's trial.json,
@@ -87,7 +89,7 @@ class RunWatch:
         return time.time() - self.last_written() < ACTIVE_SECONDS
 
     def last_written(self) -> float:
-        stamps = [file_stamp(os.path.join(self.path, name)) for name in ("metrics.jsonl", *LOGS)]
+        stamps = [file_stamp(path) for path in (self.folder.metrics, self.folder.log, self.folder.terminal_log)]
         return max((s[2] / 1e9 for s in stamps if s is not None), default=0.0)
 
     def started(self) -> float | None:
@@ -96,10 +98,10 @@ class RunWatch:
         if self._started is None:
             first = next((a.get("start") for a in self.attempts.records if isinstance(a.get("start"), (int, float))),
                          None)
-            self._started = first or _first_log_time(os.path.join(self.path, "train.log"))
+            self._started = first or _first_log_time(self.folder.log)
         if self._started is not None:
             return self._started
-        stamp = file_stamp(os.path.join(self.path, "opts.json"))
+        stamp = file_stamp(self.folder.opts)
         return None if stamp is None else stamp[2] / 1e9
 
     def length(self, running: bool) -> float | None:

@@ -4,10 +4,10 @@ time of its attempts). A finished trial's folder no longer changes: its sweep lo
 """
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
 
+from playground.outputs.run_folder import RunFolder
 from playground.ui.files.followed_file import FollowedRecords, JsonFile
 
 FINISHED = ("complete", "pruned", "fail", "imported")
@@ -16,9 +16,10 @@ FINISHED = ("complete", "pruned", "fail", "imported")
 class TrialWatch:
     def __init__(self, trial_id: str, path: str) -> None:
         self.id, self.path = trial_id, path
-        self.trial = JsonFile(os.path.join(path, "trial.json"))
-        self.records = FollowedRecords(os.path.join(path, "metrics.jsonl"))
-        self.attempts = FollowedRecords(os.path.join(path, "attempts.jsonl"))
+        folder = RunFolder(path)
+        self.trial = JsonFile(folder.trial)
+        self.records = FollowedRecords(folder.metrics)
+        self.attempts = FollowedRecords(folder.attempts)
         self.version = 0           # the sweep's change counter when this row last changed
         self.curve_version = 0     # ... when its full test passes last changed
         self._epoch_count = 0

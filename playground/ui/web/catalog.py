@@ -8,6 +8,7 @@ import os
 import threading
 import time
 
+from playground.outputs.run_folder import RunFolder
 from playground.ui.files.discovery import Discovery
 from playground.ui.files.roots import Roots
 from playground.ui.files.run_processes import ProcessTable
@@ -59,7 +60,8 @@ class Catalog:
         return None
 
     def is_run(self, path: str) -> bool:
-        return any(os.path.isfile(os.path.join(path, name)) for name in ("opts.json", "metrics.jsonl", "trial.json"))
+        folder = RunFolder(path)
+        return any(os.path.isfile(file) for file in (folder.opts, folder.metrics, folder.trial))
 
     def is_sweep(self, path: str) -> bool:
         return os.path.isfile(os.path.join(path, "sweep.json"))

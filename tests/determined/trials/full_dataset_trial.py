@@ -1,6 +1,7 @@
 """A trial validated by evaluate_full_dataset, with a custom reducer over every rank's training values, and a stop
 request of its own after 4 batches (set_stop_requested: Determined finishes the step, checkpoints and ends), and a
-callback that logs each validation's error to the TensorBoard writer."""
+callback that logs each validation's error to the TensorBoard writer. Each call of evaluate_full_dataset and of
+on_validation_end prints its rank and what it got (the ranks' outputs are the test's to read)."""
 from typing import Any, Dict
 
 import torch
@@ -16,6 +17,7 @@ class ValidationLog(pytorch.PyTorchCallback):
 
     def on_validation_end(self, metrics: Dict[str, Any]) -> None:
         self.validations += 1
+        print(f"rank {self.context.distributed.get_rank()} on_validation_end {sorted(metrics.items())}", flush=True)
         self.context.get_tensorboard_writer().add_scalar("callback_validation_error", metrics["validation_error"],
                                                          self.validations)
 
@@ -57,6 +59,6 @@ class FullDatasetTrial(pytorch.PyTorchTrial):
         for data, labels in data_loader:
             wrong += (self.model(data).argmax(1) != labels).sum().item()
             total += len(labels)
-        every = self.context.distributed.allgather(total)   # the same total on every rank (each saw all of it)
-        return {"validation_error": wrong / total, "validated": every[0], "ranks_agree": float(len(set(every)) == 1),
-                "note": "not a number"}
+        rank = self.context.distributed.get_rank()
+        print(f"rank {rank} evaluate_full_dataset", flush=True)
+        return {"validation_error": wrong / total, "validated": total, "evaluated_on_rank": rank, "note": "not a number"}

@@ -55,8 +55,8 @@ def test_malformed_parameters_json_reports_line_and_column():
     assert "--parameters-json: malformed JSON at line 1, column 21" in proc.stderr
 
 
-def test_the_original_readme_blob_with_two_gpus_fails_with_the_cpu_advice(tmp_path):
-    blob = (DATA / "caffe2_readme_opts.json").read_text()
+def test_a_blob_of_the_caffe2_readme_shape_with_two_gpus_fails_with_the_cpu_advice(tmp_path):
+    blob = (DATA / "caffe2_shaped_opts.json").read_text()
     proc = run_cli("--parameters-json", blob, "--run-dir", str(tmp_path / "r"), "--dry-run")
     assert proc.returncode == 2
     assert "opts.distributed.num_gpus: 2 GPUs asked for, but this machine has no CUDA device" in proc.stderr

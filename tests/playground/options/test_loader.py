@@ -113,16 +113,18 @@ def _leaves(tree, prefix=""):
 
 
 def test_the_readme_blob_resolves_to_the_opts_it_resolved_to_before_the_caffe2_only_keys_became_optional(tmp_path):
-    """tests/data/caffe2_readme_resolved.json: the README blob's resolved opts, written by the code before this
-    change; every key keeps its value (later keys may be added, with defaults that change nothing)."""
+    """tests/data/caffe2_shaped_opts.json: a blob of our own with every key and component name of the Caffe2
+    Playground README's blob, in its sections and order (values of our own); caffe2_shaped_resolved.json: its
+    resolved opts, as the code before this change resolved them; every key keeps its value (later keys may be
+    added, with defaults that change nothing)."""
     from playground.cli import main as playground_main
     data = tmp_path / "digits"
     assert playground_main(["make-lmdb", "--digits", str(data), "--test-fraction", "0.2", "--no-progress"]) == 0
-    opts = json.loads((DATA / "caffe2_readme_opts.json").read_text())["opts"]
+    opts = json.loads((DATA / "caffe2_shaped_opts.json").read_text())["opts"]
     opts["distributed"].update(num_gpus=0, num_cpus=1)
     opts["input"].update(train_input_path=str(data / "train"), test_input_path=str(data / "test"))
     resolved = json.loads(json.dumps(resolve(("blob", opts)).opts).replace(str(data), "DIGITS"))
-    before = json.loads((DATA / "caffe2_readme_resolved.json").read_text())
+    before = json.loads((DATA / "caffe2_shaped_resolved.json").read_text())
     metrics_now = resolved["output"].pop("metrics")
     metrics_before = before["output"].pop("metrics")
     assert [{k: v for k, v in m.items() if k != "mode"} for m in metrics_now] == metrics_before
@@ -227,15 +229,15 @@ def test_merge_tracks_the_layer_of_each_key():
     assert origin["input.imsize"] == "b" and origin["input.loadsize"] == "a"
 
 
-def test_the_original_readme_blob_is_accepted_with_only_its_paths_and_devices_changed(tmp_path):
+def test_a_blob_of_the_caffe2_readme_shape_is_accepted_with_only_its_paths_and_devices_changed(tmp_path):
     from playground.cli import main as playground_main
     data = tmp_path / "digits"
     assert playground_main(["make-lmdb", "--digits", str(data), "--test-fraction", "0.2", "--no-progress"]) == 0
-    opts = json.loads((DATA / "caffe2_readme_opts.json").read_text())["opts"]
+    opts = json.loads((DATA / "caffe2_shaped_opts.json").read_text())["opts"]
     opts["distributed"].update(num_gpus=0, num_cpus=1)
     opts["input"].update(train_input_path=str(data / "train"), test_input_path=str(data / "test"))
     resolved = resolve(("blob", opts))          # every original component is registered
-    assert resolved.opts["model_param"]["bn_init_gamma"] == 1e-323
+    assert resolved.opts["model_param"]["bn_init_gamma"] == 1e-320
 
 
 @pytest.mark.parametrize("path, closest", [("epoch_iter.num_epoch", "epoch_iter.num_epochs"),

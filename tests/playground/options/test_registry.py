@@ -76,7 +76,9 @@ def gen_forward_pass_builder_fun(self, model, dataset, is_train):
 
 
 def _user_folder(tmp_path, *, broken: bool = False):
-    """A folder outside the repository with a user's forward pass and module map (and a broken entry)."""
+    """A folder outside the repository with a user's forward pass and module map (and a broken entry). Its module
+    is imported afresh: another test's module of the same name may still be in sys.modules."""
+    sys.modules.pop("linear_forward_of_mine", None)
     folder = tmp_path / "mine"
     folder.mkdir()
     (folder / "linear_forward_of_mine.py").write_text(LINEAR_FORWARD.format(doc="A user's linear model.",

@@ -42,15 +42,19 @@ def test_best_values_come_only_from_full_test_passes(tmp_path, monkeypatch):
     assert results["best"]["test_accuracy_top1"]["value"] == max(r["test_accuracy_top1"] for r in full)
 
 
-# a hook that fills the run folder's disk just before a record point (a tmpfs gives space by pages) whose line, in
-# the file FILL_AT names, needs a new page while the other file has room left in its own, so that file's write is
-# what hits it: train.log's line (the progress hook logs it) is written before metrics.jsonl's
+# a hook that fills the run folder's disk (a tmpfs gives space by pages) just after an interval record point whose
+# successor is one too (no checkpoint is written between them), so that the next write to the file FILL_AT names is
+# the one that hits it, while the other file still takes its line. train.log's line (the progress hook logs it) is
+# written before metrics.jsonl's. For train.log the hook first logs a padding line that leaves its page too little
+# room for any line; for metrics.jsonl it waits for a point where the next record needs a new page and train.log's
+# line has room (a record's length moves by a few characters from one point to the next: samples/s, the losses).
 FILL_DISK_HOOK = '''
-import json, os
+import json, logging, os
 from playground.api import Hook
 from playground.trainer.progress import format_record
 
 STAMP = "2024-01-01 00:00:00,000 INFO "    # train.log's asctime and level before each message
+ROOM_LEFT = 16                              # what the padding leaves of train.log's page: less than any line
 
 
 class FillDisk(Hook):
@@ -59,9 +63,16 @@ class FillDisk(Hook):
         slack = lambda name: -os.path.getsize(os.path.join(run_dir, name)) % 4096
         if not filler or os.path.exists(filler) or not os.path.exists(os.path.join(run_dir, "metrics.jsonl")):
             return      # not asked to, filled already, or no record written yet
-        metrics_fits = len(json.dumps(record)) + 64 < slack("metrics.jsonl")
-        log_fits = len(STAMP) + len(format_record(record)) + 64 < slack("train.log")
-        if (metrics_fits, log_fits) != {"metrics.jsonl": (False, True), "train.log": (True, False)}[os.environ["FILL_AT"]]:
+        if record["kind"] != "interval" or record["epochs"] % 1 == 0:
+            return      # the next output may be the epoch's record or a checkpoint, not this kind of record point
+        log_line = len(STAMP) + len(format_record(record)) + 1
+        if os.environ["FILL_AT"] == "train.log":
+            pad = slack("train.log") - ROOM_LEFT - len(STAMP) - 1
+            if pad > 0:
+                logging.getLogger("playground").info("-" * pad)
+            elif slack("train.log") > log_line // 2:
+                return  # too little room to pad, too much to be sure the next line overflows: the next point
+        elif not (len(json.dumps(record)) - 48 > slack("metrics.jsonl") and log_line + 64 < slack("train.log")):
             return
         with open(filler, "wb", buffering=0) as handle:
             try:

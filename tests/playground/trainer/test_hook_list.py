@@ -5,12 +5,14 @@ from __future__ import annotations
 import gc
 import json
 import sys
+from dataclasses import dataclass
 
 import pytest
 import torch
 
 from playground.api import run
 from playground.options.layers import OptsError
+from playground.trainer.hook import Hook
 from tests.conftest import tiny_opts
 from tests.playground.trainer.conftest import STAGE_LOG, STEP_COUNTER
 
@@ -142,3 +144,53 @@ def test_each_stage_calls_every_hook_that_has_it_in_list_order_and_skips_none():
                      ("d", "after_iter", 0, 0),
                      ("b", "before_iter", 0, 1), ("a", "after_iter", 0, 1), ("b", "after_iter", 0, 1),
                      ("d", "after_iter", 0, 1)]
+
+
+
+SEEN: list[dict] = []      # what BringAHook saw, in this process (one rank, not spawned)
+
+
+class Held(Hook):
+    """A hook holding what only its job has (as a Determined trial's controller holds the trial's session)."""
+    name = "held"
+
+    def __init__(self, trainer, held):
+        super().__init__(trainer)
+        self.held, self.steps = held, 0
+
+    def after_iter(self, epoch, epoch_iter):
+        self.steps += 1
+
+    def state_dict(self):
+        return {"steps": self.steps}
+
+
+@dataclass(frozen=True)
+class BringAHook:
+    """A job that gives the trainer such a hook, then trains."""
+    held: str
+
+    def run(self, trainer):
+        trainer.add_hook(Held(trainer, self.held))
+        before = trainer.hooks.get("held").held
+        result = trainer.buildModelAndTrain(trainer.opts)
+        SEEN.append({"before": before, "names": [h.name for h in trainer.hooks],
+                     "steps": trainer.hooks.get("held").steps, "model": result["model"]})
+        return result
+
+
+def test_a_hook_the_job_brings_is_found_by_name_before_the_loop_runs_after_the_user_hooks_and_is_checkpointed(
+        tmp_path, user_modules):
+    from playground.launch.prepare import prepare
+    from playground.launch.spawn import launch
+    counter = user_modules("step_counter", STEP_COUNTER)
+    prepared = prepare([("test opts", tiny_opts(model={"hooks_py": [counter]}, epoch_iter={"num_epochs": 1}))],
+                       run_dir=str(tmp_path / "run"))
+    SEEN.clear()
+    assert launch(prepared, BringAHook("the job's session")) == 0
+    seen, = SEEN
+    assert seen["before"] == "the job's session"
+    names = seen["names"]
+    assert names.index("step_counter") < names.index("held") < names.index("progress")
+    assert seen["steps"] == 4
+    assert torch.load(seen["model"], weights_only=True)["hooks"]["held"] == {"steps": 4}

@@ -17,7 +17,7 @@ import shutil
 import uuid
 from typing import Any, Callable, Dict, Iterator, Optional, Tuple, Union
 
-from playground.compat.determined.core._run_folder import RunFolder, jsonable
+from playground.compat.determined.core._reports import TrialReports, jsonable
 from playground.determined import core_files
 from playground.outputs.atomic_files import fsync_folder
 
@@ -44,7 +44,7 @@ def merge_metadata(all_metadata: list) -> Tuple[Dict[str, Any], Dict[str, list]]
 
 
 class CheckpointContext:
-    def __init__(self, dist: Any, base_path: str, folder: RunFolder, require_steps: bool = True) -> None:
+    def __init__(self, dist: Any, base_path: str, folder: TrialReports, require_steps: bool = True) -> None:
         self._dist, self._base = dist, os.path.abspath(base_path)
         self._folder, self._require_steps = folder, require_steps
 
@@ -166,7 +166,7 @@ class CheckpointContext:
 
 class DummyCheckpointContext(CheckpointContext):
     def __init__(self, dist: Any, base_path: str) -> None:
-        super().__init__(dist, base_path, RunFolder(None, 0), require_steps=False)
+        super().__init__(dist, base_path, TrialReports(None, 0), require_steps=False)
 
 
 def _copy_tree(source: str, target: str, selector: Optional[Callable[[str], bool]]) -> None:

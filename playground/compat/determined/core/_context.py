@@ -12,12 +12,13 @@ import types
 from typing import Any, Dict, Optional, Union
 
 from playground.compat.determined._errors import InvalidHP
+from playground.outputs.run_folder import RunFolder
 from playground.processes.exit_codes import EXIT_DONE
 from playground.compat.determined._info import cluster_record, get_cluster_info
 from playground.compat.determined.core._checkpoint import CheckpointContext, DummyCheckpointContext
 from playground.compat.determined.core._distributed import DistributedContext, DummyDistributedContext
 from playground.compat.determined.core._preempt import DummyPreemptContext, PreemptContext, PreemptMode
-from playground.compat.determined.core._run_folder import RunFolder
+from playground.compat.determined.core._reports import TrialReports
 from playground.compat.determined.core._searcher import (SearcherContext, SearcherContextMissing,
                                                           DummySearcherContext, _parse_searcher_units)
 from playground.compat.determined.core._train import DummyTrainContext, TensorboardMode, TrainContext
@@ -144,9 +145,9 @@ def init(*, distributed: Optional[DistributedContext] = None,
         raise ValueError("you must provide a valid DistributedContext for a multi-slot task")
     distributed = distributed or DummyDistributedContext()
     TensorboardMode(tensorboard_mode)
-    folder = RunFolder(record, distributed.rank)
+    folder = TrialReports(record, distributed.rank)
     base = _storage_path(checkpoint_storage) or record.get("checkpoint_dir") or \
-        os.path.join(record["run_dir"], "checkpoints")
+        RunFolder(record["run_dir"]).checkpoints
     os.makedirs(base, exist_ok=True)
     max_length = record.get("max_length")
     searcher: SearcherContext = SearcherContextMissing()
@@ -154,7 +155,7 @@ def init(*, distributed: Optional[DistributedContext] = None,
         units = _parse_searcher_units({"searcher": {"max_length": max_length}})
         searcher = SearcherContext(distributed, info.trial.trial_id, int(next(iter(max_length.values()))), units,
                                    _on_completed=folder.operation_completed)
-    tensorboard_path = pathlib.Path(record["run_dir"]) / "tensorboard"
+    tensorboard_path = pathlib.Path(RunFolder(record["run_dir"]).tensorboard)
     return Context(distributed=distributed, checkpoint=CheckpointContext(distributed, base, folder),
                    preempt=PreemptContext(distributed, preempt_mode, _acknowledge=folder.preempted),
                    train=TrainContext(folder, distributed, tensorboard_path), searcher=searcher, info=info,

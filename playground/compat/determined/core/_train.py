@@ -1,5 +1,5 @@
 """TrainContext as Determined 0.38.1 has it: metrics reports go to the run folder's metrics.jsonl
-(_run_folder.py says the records), progress and status to the log."""
+(_reports.py says the records), progress and status to the log."""
 from __future__ import annotations
 
 import enum
@@ -9,7 +9,8 @@ import os
 import pathlib
 from typing import Any, Dict, List, Optional
 
-from playground.compat.determined.core._run_folder import RunFolder, jsonable
+from playground.compat.determined.core._reports import TrialReports, jsonable
+from playground.outputs.run_folder import RunFolder
 
 logger = logging.getLogger("determined.core")
 
@@ -29,7 +30,7 @@ class TensorboardMode(enum.Enum):
 
 
 class TrainContext:
-    def __init__(self, folder: RunFolder, dist: Any, tensorboard_path: Optional[pathlib.Path] = None) -> None:
+    def __init__(self, folder: TrialReports, dist: Any, tensorboard_path: Optional[pathlib.Path] = None) -> None:
         self._folder, self._dist = folder, dist
         self._tensorboard_path = tensorboard_path
         self._metadata: Optional[Dict[str, Any]] = None
@@ -41,13 +42,13 @@ class TrainContext:
         """Kept in the run folder's det_trial_metadata.json (the trial's metadata on Determined's master)."""
         self._metadata = dict(metadata)
         if self._folder.run_dir:
-            with open(os.path.join(self._folder.run_dir, "det_trial_metadata.json"), "w", encoding="utf-8") as handle:
+            with open(RunFolder(self._folder.run_dir).det_trial_metadata, "w", encoding="utf-8") as handle:
                 json.dump(jsonable(self._metadata), handle)
         return self._metadata
 
     def get_metadata(self) -> Optional[Dict[str, Any]]:
         if self._metadata is None and self._folder.record.get("run_dir"):
-            path = os.path.join(self._folder.record["run_dir"], "det_trial_metadata.json")
+            path = RunFolder(self._folder.record["run_dir"]).det_trial_metadata
             if os.path.exists(path):
                 with open(path, encoding="utf-8") as handle:
                     self._metadata = json.load(handle)
@@ -92,7 +93,7 @@ class TrainContext:
         """The best searcher metric among this trial's validation records (playground sees no other trial's)."""
         searcher = (self._folder.record.get("experiment_config") or {}).get("searcher") or {}
         name, smaller = searcher.get("metric"), searcher.get("smaller_is_better", True)
-        path = os.path.join(self._folder.record.get("run_dir") or "", "metrics.jsonl")
+        path = RunFolder(self._folder.record.get("run_dir") or "").metrics
         if not name or not os.path.exists(path):
             return None
         values = []
@@ -109,4 +110,4 @@ class TrainContext:
 
 class DummyTrainContext(TrainContext):
     def __init__(self, tensorboard_path: Optional[pathlib.Path] = None) -> None:
-        super().__init__(RunFolder(None, 0), None, tensorboard_path)
+        super().__init__(TrialReports(None, 0), None, tensorboard_path)

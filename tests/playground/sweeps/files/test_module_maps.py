@@ -21,9 +21,9 @@ def test_a_module_map_given_to_sweep_run_is_recorded_and_used_by_a_later_agent_a
     monkeypatch.setattr(sys, "path", list(sys.path))
     mine = tmp_path / "mine"
     mine.mkdir()
-    (mine / "linear_forward_of_mine.py").write_text(LINEAR_FORWARD.format(doc="A user's model.", key="mine_width"))
+    (mine / "linear_forward_of_a_sweeper.py").write_text(LINEAR_FORWARD.format(doc="A user's model.", key="mine_width"))
     user_map = mine / "my_map.py"     # not module_map.py beside the base: found only through --module-map
-    user_map.write_text("MODULE_MAP = {'my_linear': 'linear_forward_of_mine'}\n")
+    user_map.write_text("MODULE_MAP = {'my_linear': 'linear_forward_of_a_sweeper'}\n")
     opts = tiny_opts(model={"forward_pass_py": "my_linear"})
     opts["epoch_iter"]["num_epochs"] = 1
     (tmp_path / "base.json").write_text(json.dumps({"opts": opts}))

@@ -69,6 +69,27 @@ def test_a_small_space_is_used_up_without_a_repeat_and_then_reported_exhausted()
     assert study.sampler.exhausted(study.get_trials())
 
 
+def test_with_replacement_a_small_space_repeats_points_never_exhausts_and_a_later_sampler_does_not_replay():
+    """distinct=False (a Determined experiment's random or ASHA search): the searcher's own draws, a point
+    possibly twice, as Determined samples; a sampler joining the study later is still reseeded."""
+    small = {"act": DISTS["act"], "depth": optuna.distributions.IntDistribution(1, 3)}
+    searcher = {"name": "random", "seed": 0}
+    storage = optuna.storages.InMemoryStorage()
+
+    def joined(agent: str):
+        study = optuna.load_study(study_name="s", storage=storage, sampler=make_sampler(searcher))
+        study.sampler = distinct_sampler(study, lambda s: make_sampler({**searcher, "seed": s}), 0, small, agent,
+                                         distinct=False)
+        return study
+    optuna.create_study(study_name="s", storage=storage)
+    first = joined("a")
+    points = _run(first, 10, small)
+    assert points == _run(_study(searcher, distinct=False), 10, small)   # the plain sampler's draws
+    assert len(set(points)) < 10 and not first.sampler.exhausted(first.get_trials())
+    again = _run(joined("a"), 10, small)
+    assert again != points                        # not the first sampler's sequence replayed
+
+
 class Stuck(optuna.samplers.RandomSampler):
     """A searcher that proposes one point for ever (each parameter's low end)."""
 

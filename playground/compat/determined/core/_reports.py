@@ -2,7 +2,7 @@
 det_preempted; playground/determined/core_files.py) when playground started the process for a Determined
 experiment; nowhere but the log off-cluster.
 
-metrics.jsonl holds the records every playground run writes (playground/candle/run_folder.py): a validation
+metrics.jsonl holds the records every playground run writes (playground/candle/candle_run.py): a validation
 report is a `kind: "epoch"` record with `iteration` (steps_completed, in batches), `samples` and `epochs` when
 the experiment's global_batch_size (and records_per_epoch) give them, `wall_time`, then the metrics (a metric
 named `epochs` or `batches`, as Determined's time_metric reads it, is the script's own and wins); a training
@@ -21,6 +21,7 @@ from typing import Any, Dict, Optional
 
 from playground.determined import core_files
 from playground.outputs.atomic_files import atomic_open
+from playground.outputs.run_folder import RunFolder
 from playground.restarts.fence import Fence
 
 
@@ -43,7 +44,7 @@ def jsonable(value: Any) -> Any:
     return None
 
 
-class RunFolder:
+class TrialReports:
     """The run folder of this trial as the Core API writes it (rank 0), or a folder that writes nothing."""
 
     def __init__(self, record: Optional[Dict[str, Any]], rank: int) -> None:
@@ -58,7 +59,7 @@ class RunFolder:
 
     @property
     def metrics_path(self) -> str:
-        return os.path.join(self.run_dir or "", "metrics.jsonl")
+        return RunFolder(self.run_dir or "").metrics
 
     def start(self) -> None:
         self.started = time.time()
@@ -119,7 +120,7 @@ class RunFolder:
         """det_searcher.jsonl: the searcher operations completed, with their metric (the master's record)."""
         if self.run_dir:
             self.fence.check(core_files.SEARCHER)
-            with open(os.path.join(self.run_dir, core_files.SEARCHER), "a", encoding="utf-8") as handle:
+            with open(RunFolder(self.run_dir).det_searcher, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps({"length": length, "searcher_metric": jsonable(searcher_metric),
                                          "time": time.time()}) + "\n")
 

@@ -18,10 +18,10 @@ from playground.outputs.run_outputs import RunOutputs, best_point
 from playground.checkpoints.preemption import Preemption
 from playground.restarts.fence import Fence
 
-_ACTIVE: "CandleRunFolder | None" = None
+_ACTIVE: "CandleRun | None" = None
 
 
-class CandleRunFolder:
+class CandleRun:
     def __init__(self, run_dir: str, script: str) -> None:
         self.run_dir, self.script = os.path.abspath(run_dir), os.path.abspath(script)
         self.outputs = RunOutputs(self.run_dir, enabled=True)
@@ -43,7 +43,7 @@ class CandleRunFolder:
     def write_opts(self, params: dict) -> None:
         self.fence.check("opts.json")
         os.makedirs(self.run_dir, exist_ok=True)
-        write_json(os.path.join(self.run_dir, "opts.json"), {"opts": recordable(params), "script": self.script})
+        write_json(self.outputs.folder.opts, {"opts": recordable(params), "script": self.script})
 
     def wall_time(self) -> float:
         return time.time() - self._started + self.prior_wall_time
@@ -129,11 +129,11 @@ def _best(metrics: dict[str, list], records: list[dict]) -> dict[str, dict]:
     return best
 
 
-def activate(folder: CandleRunFolder | None) -> None:
+def activate(folder: CandleRun | None) -> None:
     global _ACTIVE
     _ACTIVE = folder
 
 
-def active_run() -> CandleRunFolder | None:
+def active_run() -> CandleRun | None:
     """The run folder of the `playground candle` command running this script, or None when run standalone."""
     return _ACTIVE
